@@ -1,0 +1,42 @@
+# steerlsp developer commands. `make help` lists them.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-stamp
+
+.DEFAULT_GOAL := help
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## Create .venv with steerlsp and its dev extras
+
+test: $(STAMP) ## Set up if needed, then run the whole test suite
+	$(PY) -m pytest -q
+
+lint: $(STAMP) ## ruff format --check, ruff check, mypy
+	$(VENV)/bin/ruff format --check steerlsp server models prompts tests bench
+	$(VENV)/bin/ruff check steerlsp server models prompts tests bench
+	$(VENV)/bin/mypy steerlsp server models prompts
+
+format: $(STAMP) ## Apply ruff format and safe fixes
+	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
+	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
+
+bench: $(STAMP) ## Proxy latency benchmark: direct pylsp vs through steerlsp, idle and busy
+	$(PY) bench/proxy_latency.py --requests 1000 --out bench/results
+
+demo: $(STAMP) ## Play an editor session against examples/ and print what an editor shows
+	$(PY) bench/demo.py
+
+clean: ## Remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
+
+.PHONY: help setup test lint format bench demo clean

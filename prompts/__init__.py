@@ -1,0 +1,1 @@
+"""Prompt templates and pure prompt builders (see issue 3 onwards)."""

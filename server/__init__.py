@@ -1,0 +1,1 @@
+"""The pygls server: transport, proxying to the upstream language server, LSP handlers."""

@@ -1,0 +1,124 @@
+"""Command line: ``steerlsp [--tcp HOST:PORT] [--log-file F] [--upstream CMD ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable, Sequence
+
+from steerlsp import __version__
+from steerlsp.server.lsp import register_bench_methods, server
+from steerlsp.server.proxy import Proxy, ProxyOptions
+from steerlsp.server.transport import ClientWriter, start_reader
+from steerlsp.server.upstream import default_command
+
+log = logging.getLogger("steerlsp")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI's argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="steerlsp",
+        description="AI language server for Python: proxies pylsp and serves steered completions.",
+    )
+    parser.add_argument("--version", action="version", version=f"steerlsp {__version__}")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    parser.add_argument("--log-file", help="write logs here instead of stderr")
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="document text is logged at debug level only (default: warning)",
+    )
+    parser.add_argument("--max-restarts", type=int, default=5, help=argparse.SUPPRESS)
+    parser.add_argument("--bench-methods", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--upstream",
+        nargs=argparse.REMAINDER,
+        metavar="CMD",
+        help="upstream language server command and its arguments; must come last "
+        "(default: pylsp from this environment)",
+    )
+    return parser
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` -> (host, port); raises ValueError with the bad value."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--tcp expects HOST:PORT, got {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def configure_logging(level: str, log_file: str | None) -> None:
+    """Route logs to stderr or a file; keep pygls' message dumps out below debug."""
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # pygls logs whole message bodies (document text) at INFO.
+    logging.getLogger("pygls").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+
+
+async def serve(
+    read: Callable[[int], bytes],
+    fileno: int,
+    writer: ClientWriter,
+    options: ProxyOptions,
+) -> int:
+    """Run one editor session over the given byte streams; return the exit code."""
+    loop = asyncio.get_running_loop()
+    server.protocol.set_writer(writer, include_headers=True)
+    proxy = Proxy(server, writer.write, options)
+    server.proxy = proxy
+    server.protocol.proxy = proxy
+    await proxy.start_upstream()
+    start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
+    return await proxy.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point."""
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_level, args.log_file)
+    if args.upstream is not None and not args.upstream:
+        build_parser().error("--upstream needs a command")
+    options = ProxyOptions(command=args.upstream or default_command(), max_restarts=args.max_restarts)
+    if args.bench_methods:
+        register_bench_methods(server)
+    # Worker threads (the model, later) hold the GIL in bursts; a short switch
+    # interval keeps the event loop's forwarding latency well under 1 ms.
+    sys.setswitchinterval(0.0005)
+    try:
+        if args.tcp:
+            code = _serve_tcp(args.tcp, options)
+        else:
+            stdout = sys.stdout.buffer
+            writer = ClientWriter(stdout.write, stdout.flush)
+            code = asyncio.run(serve(lambda n: os.read(0, n), 0, writer, options))
+    except KeyboardInterrupt:
+        code = 1
+    logging.shutdown()
+    # Worker threads may still be busy; they must not keep the process alive.
+    os._exit(code)
+
+
+def _serve_tcp(address: str, options: ProxyOptions) -> int:
+    try:
+        host, port = parse_tcp(address)
+    except ValueError as exc:
+        build_parser().error(str(exc))
+    with socket.create_server((host, port)) as listener:
+        log.warning("listening on %s:%d", host, port)
+        conn, peer = listener.accept()
+    log.info("editor connected from %s", peer)
+    with conn:
+        writer = ClientWriter(conn.sendall)
+        return asyncio.run(serve(conn.recv, conn.fileno(), writer, options))

@@ -1,0 +1,90 @@
+"""The module-level pygls server and steerlsp's own LSP handlers.
+
+The proxy (``server/proxy.py``) decides which messages reach pygls; the
+handlers here only ever see typed lsprotocol messages.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from steerlsp import __version__
+
+if TYPE_CHECKING:
+    from steerlsp.server.proxy import Proxy
+
+log = logging.getLogger(__name__)
+
+STATUS = "steerlsp/status"
+BENCH_BUSY = "steerlsp/benchBusy"
+
+
+class SteerProtocol(LanguageServerProtocol):
+    """pygls' protocol, with replies gated by the proxy and ids of our own."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.proxy: Proxy | None = None
+        self._own_ids = itertools.count(1)
+        self._own_outgoing: set[Any] = set()
+
+    def owns_request(self, msg_id: Any) -> bool:
+        """True (once) if ``msg_id`` is a request pygls sent to the client."""
+        if msg_id in self._own_outgoing:
+            self._own_outgoing.discard(msg_id)
+            return True
+        return False
+
+    def send_request(self, method, params=None, callback=None, msg_id=None):  # type: ignore[no-untyped-def]
+        # A prefix no editor uses, so pygls' single future table never holds
+        # one of our requests and a client request under the same id.
+        msg_id = msg_id or f"steerlsp:own:{next(self._own_ids)}"
+        self._own_outgoing.add(msg_id)
+        return super().send_request(method, params, callback, msg_id)
+
+    def _send_response(self, msg_id, result=None, error=None):  # type: ignore[no-untyped-def]
+        if self.proxy is not None and not self.proxy.claim(msg_id):
+            log.warning("dropped a second reply to %r", msg_id)
+            return
+        super()._send_response(msg_id, result, error)
+
+
+class SteerServer(LanguageServer):
+    """The steerlsp language server."""
+
+    proxy: Proxy
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls pops up a message per failure; a malformed message must not.
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+
+server = SteerServer("steerlsp", __version__, protocol_cls=SteerProtocol, max_workers=2)
+
+
+@server.feature(STATUS)
+def status(ls: SteerServer, params: Any) -> dict[str, Any]:
+    """Report the lifecycle and upstream state (pid, restarts)."""
+    return {"version": __version__, **ls.proxy.status()}
+
+
+def register_bench_methods(ls: SteerServer) -> None:
+    """A deliberately slow request of our own, standing in for model work in benchmarks."""
+
+    @ls.thread()
+    @ls.feature(BENCH_BUSY)
+    def bench_busy(ls: SteerServer, params: Any) -> dict[str, Any]:
+        seconds = float((params or {}).get("seconds", 1.0)) if isinstance(params, dict) else 1.0
+        deadline = time.perf_counter() + min(seconds, 60.0)
+        spins = 0
+        while time.perf_counter() < deadline:
+            # Pure-Python work holds the GIL: the worst case for the event loop.
+            sum(i * i for i in range(2000))
+            spins += 1
+        return {"spins": spins}

@@ -1,0 +1,658 @@
+"""The router between the editor, steerlsp's own handlers and the upstream server.
+
+Everything here runs on the event loop thread. Messages arrive as decoded
+dicts; the ones steerlsp serves are typed and handed to pygls, the rest are
+forwarded with their ids re-minted for the other side:
+
+- client request ``id`` -> upstream id from ``_ids`` (``_forwarded``);
+- upstream request ``id`` -> client-side id ``steerlsp:N`` (``_to_client``).
+
+Each direction has its own table, so client request 5 and upstream request 5
+never meet. ``_inflight`` holds every client request not yet answered; a reply
+is written only if it removes its id from there, which makes "exactly one
+reply" a property of one dict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from steerlsp.server import jsonrpc as rpc
+from steerlsp.server.capabilities import (
+    document_uri,
+    merge_capabilities,
+    shape_error,
+    upstream_encoding,
+)
+from steerlsp.server.documents import DocumentIndex
+from steerlsp.server.framing import FramingError
+from steerlsp.server.positions import convert_columns, from_code_points, to_code_points
+from steerlsp.server.upstream import UpstreamMissing, UpstreamProcess
+
+if TYPE_CHECKING:
+    from steerlsp.server.lsp import SteerServer
+
+log = logging.getLogger(__name__)
+
+# Results whose positions can only refer to the request's own document.
+_SAME_DOCUMENT_RESULTS = frozenset(
+    {
+        "textDocument/completion",
+        "textDocument/hover",
+        "textDocument/signatureHelp",
+        "textDocument/documentHighlight",
+        "textDocument/documentSymbol",
+        "textDocument/formatting",
+        "textDocument/rangeFormatting",
+        "textDocument/onTypeFormatting",
+        "textDocument/foldingRange",
+        "textDocument/selectionRange",
+        "textDocument/inlayHint",
+        "textDocument/codeLens",
+        "textDocument/documentLink",
+    }
+)
+_SYNC = frozenset(
+    {
+        "textDocument/didOpen",
+        "textDocument/didChange",
+        "textDocument/didClose",
+    }
+)
+
+
+class Lifecycle(enum.Enum):
+    UNINITIALIZED = "uninitialized"
+    INITIALIZING = "initializing"
+    RUNNING = "running"
+    SHUTDOWN = "shutdown"
+    EXITED = "exited"
+
+
+class UpstreamError(Exception):
+    """An internal request to the upstream failed (crash, error reply, timeout)."""
+
+
+@dataclass
+class _Forwarded:
+    client_id: rpc.MsgId
+    method: str
+    uri: str | None
+    sent: bool = False
+
+
+@dataclass
+class _Internal:
+    method: str
+    future: asyncio.Future[Any] = field(repr=False)
+
+
+@dataclass
+class ProxyOptions:
+    command: list[str]
+    max_restarts: int = 5
+    backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0)
+    initialize_timeout: float = 30.0
+
+
+class Proxy:
+    """Routes every message; owns the lifecycle and the upstream's restarts."""
+
+    def __init__(
+        self, ls: SteerServer, write_client: Callable[[bytes], None], options: ProxyOptions
+    ) -> None:
+        self.ls = ls
+        self.protocol = ls.protocol
+        self.options = options
+        self._write_client = write_client
+        self.state = Lifecycle.UNINITIALIZED
+        self.exit_code: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.docs: DocumentIndex | None = None
+        self.upstream: UpstreamProcess | None = None
+        self.upstream_ready = False
+        self.unavailable: str | None = None  # why the upstream cannot serve, once final
+        self.restarts = 0
+        self._inflight: dict[rpc.MsgId, str] = {}
+        self._ids = itertools.count(1)
+        self._forwarded: dict[int, _Forwarded | _Internal] = {}
+        self._client_to_upstream: dict[rpc.MsgId, int] = {}
+        self._to_client: dict[str, tuple[UpstreamProcess, rpc.MsgId]] = {}
+        self._upstream_to_client: dict[rpc.MsgId, str] = {}
+        self._held: list[dict[str, Any]] = []
+        self._init_params: dict[str, Any] | None = None
+        self._settings: dict[str, Any] | None = None
+        self._told_crash = False
+        self._notices: list[tuple[types.MessageType, str]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ---- client side ---------------------------------------------------
+
+    def on_client_events(self, events: list[bytes | FramingError]) -> None:
+        """Entry point for the reader thread (via ``call_soon_threadsafe``)."""
+        for event in events:
+            if isinstance(event, FramingError):
+                self._framing_error(event)
+                continue
+            for message in rpc.decode(event):
+                try:
+                    self._dispatch_client(message)
+                except Exception:  # a bug must not take the session down
+                    log.exception("error handling a client message")
+                    if isinstance(message, rpc.Request):
+                        self.reply(message.id, rpc.error(message.id, rpc.INTERNAL_ERROR,
+                                                         "internal error in steerlsp"))
+
+    def on_client_eof(self) -> None:
+        """The editor closed our stdin: stop as if told to exit."""
+        log.info("client closed the connection")
+        self._exit()
+
+    def _framing_error(self, event: FramingError) -> None:
+        msg_id = rpc.salvage_id(event.discarded)
+        log.warning("framing error: %s (%d bytes discarded)", event.reason, len(event.discarded))
+        if msg_id is not None and msg_id not in self._inflight:
+            self._write(rpc.error(msg_id, rpc.PARSE_ERROR, f"Parse error: {event.reason}"))
+
+    def _dispatch_client(self, message: rpc.Message) -> None:
+        if isinstance(message, rpc.Request):
+            self._client_request(message)
+        elif isinstance(message, rpc.Notification):
+            self._client_notification(message)
+        elif isinstance(message, rpc.Response):
+            self._client_response(message)
+        else:
+            self._invalid(message)
+
+    def _invalid(self, message: rpc.Invalid) -> None:
+        log.warning("invalid message: %s", message.message)
+        if message.id is not None and message.id not in self._inflight:
+            self._write(rpc.error(message.id, message.code, message.message))
+
+    def _client_request(self, request: rpc.Request) -> None:
+        method, msg_id = request.method, request.id
+        refusal = self._refusal(request)
+        if refusal is not None:
+            code, text = refusal
+            log.info("refused %s (%s): %s", method, msg_id, text)
+            self._write(rpc.error(msg_id, code, text))
+            return
+        self._inflight[msg_id] = method
+        if method == types.INITIALIZE:
+            self._spawn(self._initialize(request))
+        elif method == types.SHUTDOWN:
+            self._spawn(self._shutdown(request))
+        elif self._serves(method, request.raw.get("params")):
+            self._to_pygls(request.raw, msg_id)
+        else:
+            self._forward_request(request)
+
+    def _refusal(self, request: rpc.Request) -> tuple[int, str] | None:
+        if request.id in self._inflight:
+            return rpc.INVALID_REQUEST, f"Invalid Request: id {request.id!r} is already in use"
+        if self.state is Lifecycle.UNINITIALIZED and request.method != types.INITIALIZE:
+            return rpc.SERVER_NOT_INITIALIZED, "Server not initialized"
+        if self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
+            return rpc.INVALID_REQUEST, "Invalid Request: the server is shutting down"
+        if request.method == types.INITIALIZE and self.state is not Lifecycle.UNINITIALIZED:
+            return rpc.INVALID_REQUEST, "Invalid Request: initialize was already received"
+        return None
+
+    def _serves(self, method: str, params: Any) -> bool:
+        fm = self.protocol.fm
+        if method == types.WORKSPACE_EXECUTE_COMMAND:
+            return isinstance(params, dict) and params.get("command") in fm.commands
+        return method in fm.features
+
+    def _to_pygls(self, raw: dict[str, Any], msg_id: rpc.MsgId | None = None) -> bool:
+        """Type a message with lsprotocol and let pygls dispatch it."""
+        try:
+            typed = self.protocol.structure_message(raw)
+        except Exception as exc:  # pygls raises JsonRpcInvalidParams / InternalError
+            log.warning("invalid params for %s: %s", raw.get("method"), type(exc).__name__)
+            if msg_id is not None:
+                self.reply(msg_id, rpc.error(msg_id, rpc.INVALID_PARAMS,
+                                             f"Invalid params for {raw.get('method')}"))
+            return False
+        self.protocol.handle_message(typed)
+        return True
+
+    def _forward_request(self, request: rpc.Request) -> None:
+        params = request.raw.get("params")
+        problem = shape_error(request.method, params)
+        if problem is not None:
+            self.reply(request.id, rpc.error(request.id, rpc.INVALID_PARAMS, f"Invalid params: {problem}"))
+            return
+        if self.unavailable is not None:
+            self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, self.unavailable))
+            return
+        uri = document_uri(params)
+        up_id = next(self._ids)
+        self._forwarded[up_id] = _Forwarded(request.id, request.method, uri)
+        self._client_to_upstream[request.id] = up_id
+        message = request.raw
+        message["id"] = up_id
+        self._convert(params, uri, toward_upstream=True)
+        self._send_upstream(message)
+
+    def _client_notification(self, note: rpc.Notification) -> None:
+        method, raw = note.method, note.raw
+        if method == types.EXIT:
+            self._exit()
+            return
+        if method == types.CANCEL_REQUEST:
+            self._client_cancel(raw.get("params"))
+            return
+        if self.state is Lifecycle.UNINITIALIZED or self.state is Lifecycle.EXITED:
+            log.info("dropped %s before initialize", method)
+            return
+        if method in _SYNC:
+            self._sync(method, raw)
+            return
+        if method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
+            self._settings = raw.get("params")
+        if method in self.protocol.fm.features or method in self.protocol.fm.builtin_features:
+            self._to_pygls(dict(raw))
+        self._send_upstream(raw)
+
+    def _sync(self, method: str, raw: dict[str, Any]) -> None:
+        if not self._to_pygls(raw):
+            return  # invalid: neither side's copy changes
+        uri = raw["params"]["textDocument"]["uri"]
+        assert self.docs is not None
+        if method == types.TEXT_DOCUMENT_DID_CLOSE:
+            self.docs.forget(uri)
+            self._send_upstream(raw, sync=True)
+            return
+        doc = self.protocol.workspace.get_text_document(uri)
+        self.docs.update(uri, doc.source)
+        if method == types.TEXT_DOCUMENT_DID_OPEN:
+            self._send_upstream(raw, sync=True)
+            return
+        # The upstream gets whole text: its own incremental sync would count
+        # columns in code points while the client counts UTF-16 units.
+        self._send_upstream(
+            rpc.notification(
+                types.TEXT_DOCUMENT_DID_CHANGE,
+                {
+                    "textDocument": {"uri": uri, "version": doc.version},
+                    "contentChanges": [{"text": doc.source}],
+                },
+            ),
+            sync=True,
+        )
+
+    def _client_cancel(self, params: Any) -> None:
+        msg_id = params.get("id") if isinstance(params, dict) else None
+        if msg_id is None or msg_id not in self._inflight:
+            return
+        up_id = self._client_to_upstream.get(msg_id)
+        if up_id is not None:
+            self._send_upstream(rpc.notification(types.CANCEL_REQUEST, {"id": up_id}))
+        else:
+            self.protocol._handle_cancel_notification(msg_id)
+
+    def _client_response(self, response: rpc.Response) -> None:
+        msg_id = response.id
+        target = self._to_client.pop(msg_id, None) if isinstance(msg_id, str) else None
+        if target is not None:
+            proc, original = target
+            self._upstream_to_client.pop(original, None)
+            if proc is self.upstream and proc.alive:
+                response.raw["id"] = original
+                proc.send(response.raw)
+            return
+        if self.protocol.owns_request(msg_id):
+            self._to_pygls(response.raw)
+            return
+        log.warning("response to an unknown request id %r", msg_id)
+
+    # ---- replies -------------------------------------------------------
+
+    def claim(self, msg_id: rpc.MsgId) -> bool:
+        """Take the right to answer ``msg_id``. True exactly once per request."""
+        return self._inflight.pop(msg_id, None) is not None
+
+    def reply(self, msg_id: rpc.MsgId, message: dict[str, Any]) -> None:
+        """Send ``message`` as the one reply to client request ``msg_id``."""
+        if self.claim(msg_id):
+            self._write(message)
+        else:
+            log.warning("dropped a second reply to %r", msg_id)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        self._write_client(rpc.frame(message))
+
+    # ---- upstream side -------------------------------------------------
+
+    def on_upstream_message(self, proc: UpstreamProcess, message: dict[str, Any]) -> None:
+        if proc is not self.upstream or self.state is Lifecycle.EXITED:
+            return
+        try:
+            parsed = rpc.classify(message)
+            if isinstance(parsed, rpc.Response):
+                self._upstream_response(parsed)
+            elif isinstance(parsed, rpc.Request):
+                self._upstream_request(proc, parsed)
+            elif isinstance(parsed, rpc.Notification):
+                self._upstream_notification(parsed)
+            else:
+                log.warning("upstream sent an invalid message: %s", parsed.message)
+        except Exception:
+            log.exception("error handling an upstream message")
+
+    def _upstream_response(self, response: rpc.Response) -> None:
+        up_id = response.id
+        entry = self._forwarded.pop(up_id, None) if isinstance(up_id, int) else None
+        if entry is None:
+            log.warning("upstream answered an unknown id %r", up_id)
+            return
+        raw = response.raw
+        if isinstance(entry, _Internal):
+            if not entry.future.done():
+                if "error" in raw:
+                    entry.future.set_exception(UpstreamError(str(raw["error"].get("message"))))
+                else:
+                    entry.future.set_result(raw.get("result"))
+            return
+        self._client_to_upstream.pop(entry.client_id, None)
+        if "result" in raw and self._result_may_move(entry):
+            self._convert(raw["result"], entry.uri, toward_upstream=False)
+        raw["id"] = entry.client_id
+        self.reply(entry.client_id, raw)
+
+    def _result_may_move(self, entry: _Forwarded) -> bool:
+        if self.docs is None or self.docs.identity:
+            return False
+        if entry.method in _SAME_DOCUMENT_RESULTS:
+            return entry.uri is not None and self.docs.lines_of(entry.uri) is not None
+        return True
+
+    def _upstream_request(self, proc: UpstreamProcess, request: rpc.Request) -> None:
+        client_id = f"steerlsp:{next(self._ids)}"
+        self._to_client[client_id] = (proc, request.id)
+        self._upstream_to_client[request.id] = client_id
+        raw = request.raw
+        raw["id"] = client_id
+        if request.method == types.WORKSPACE_APPLY_EDIT:
+            self._convert(raw.get("params"), None, toward_upstream=False)
+        self._write(raw)
+
+    def _upstream_notification(self, note: rpc.Notification) -> None:
+        raw = note.raw
+        params = raw.get("params")
+        if note.method == types.CANCEL_REQUEST:
+            original = params.get("id") if isinstance(params, dict) else None
+            client_id = self._upstream_to_client.get(original) if original is not None else None
+            if client_id is None:
+                return
+            raw["params"] = {"id": client_id}
+        elif note.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and isinstance(params, dict):
+            self._convert(params, None, toward_upstream=False)
+        self._write(raw)
+
+    def _convert(self, node: Any, uri: str | None, *, toward_upstream: bool) -> None:
+        docs = self.docs
+        if docs is None or docs.identity or node is None:
+            return
+        client, upstream = docs.client_encoding, docs.upstream_encoding
+        if toward_upstream:
+            if uri is None or docs.lines_of(uri) is None:
+                return
+
+            def column(line: str, col: int) -> int:
+                return from_code_points(line, to_code_points(line, col, client), upstream)
+        else:
+
+            def column(line: str, col: int) -> int:
+                return from_code_points(line, to_code_points(line, col, upstream), client)
+
+        convert_columns(node, uri, docs.lines_of, column)
+
+    def _send_upstream(self, message: dict[str, Any], *, sync: bool = False) -> None:
+        """Send now if the upstream is ready; otherwise hold it (sync is replayed instead)."""
+        if self.upstream_ready and self.upstream is not None and self.upstream.send(message):
+            self._mark_sent(message)
+            return
+        if self.unavailable is not None:
+            return
+        if not sync:
+            self._held.append(message)
+
+    def _mark_sent(self, message: dict[str, Any]) -> None:
+        entry = self._forwarded.get(message.get("id"))  # type: ignore[arg-type]
+        if isinstance(entry, _Forwarded):
+            entry.sent = True
+
+    def _flush_held(self) -> None:
+        held, self._held = self._held, []
+        for message in held:
+            self._send_upstream(message)
+
+    async def request_upstream(self, method: str, params: Any, timeout: float) -> Any:
+        """A request of steerlsp's own, invisible to the editor."""
+        if self.upstream is None or not self.upstream.alive:
+            raise UpstreamError(self.unavailable or "the upstream server is not running")
+        up_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._forwarded[up_id] = _Internal(method, future)
+        if not self.upstream.send(rpc.request(up_id, method, params)):
+            self._forwarded.pop(up_id, None)
+            raise UpstreamError("the upstream server is not running")
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError as exc:
+            self._forwarded.pop(up_id, None)
+            raise UpstreamError(f"{method} timed out after {timeout:.0f}s") from exc
+
+    # ---- lifecycle -----------------------------------------------------
+
+    async def start_upstream(self) -> None:
+        """Spawn the upstream. A missing command is reported, not raised."""
+        proc = UpstreamProcess(
+            self.options.command,
+            on_message=lambda m: self.on_upstream_message(proc, m),
+            on_exit=self._upstream_exited,
+        )
+        self.upstream = proc
+        try:
+            await proc.start()
+        except UpstreamMissing as exc:
+            self.upstream = None
+            self._give_up(f"steerlsp: cannot start the upstream language server {exc}. "
+                          "Install python-lsp-server or pass --upstream CMD; "
+                          "steerlsp's own features keep working.")
+
+    async def _initialize(self, request: rpc.Request) -> None:
+        try:
+            typed = self.protocol.structure_message(request.raw)
+        except Exception:
+            self.reply(request.id, rpc.error(request.id, rpc.INVALID_PARAMS,
+                                             "Invalid params for initialize"))
+            return
+        self.state = Lifecycle.INITIALIZING
+        ours = self._pygls_initialize(typed.params)
+        self._init_params = request.raw.get("params") or {}
+        encoding = str(self.protocol.workspace.position_encoding or "utf-16")
+        self.docs = DocumentIndex(encoding, upstream_encoding({}))
+        upstream_caps: dict[str, Any] = {}
+        if self.upstream is not None:
+            try:
+                up = await self.request_upstream(types.INITIALIZE, self._init_params,
+                                                 self.options.initialize_timeout)
+                upstream_caps = (up or {}).get("capabilities") or {}
+                self._upstream_up()
+            except UpstreamError as exc:
+                log.error("upstream initialize failed: %s", exc)
+        self.docs.upstream_encoding = upstream_encoding(upstream_caps)
+        capabilities = merge_capabilities(upstream_caps, self._unstructure(ours.capabilities))
+        capabilities["positionEncoding"] = encoding
+        self.state = Lifecycle.RUNNING
+        self.reply(request.id, rpc.result(request.id, {
+            "capabilities": capabilities,
+            "serverInfo": {"name": self.ls.name, "version": self.ls.version},
+        }))
+        notices, self._notices = self._notices, []
+        for kind, text in notices:
+            self.show_message(kind, text)
+
+    def _pygls_initialize(self, params: types.InitializeParams) -> types.InitializeResult:
+        # pygls' builtin initialize is a generator that yields to a user
+        # handler; we register none, so it returns at the first step.
+        gen = self.protocol.lsp_initialize(params)
+        try:
+            while True:
+                handler, args, kwargs = next(gen)
+                handler(*(args or ()), **(kwargs or {}))
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+    def _unstructure(self, value: Any) -> Any:
+        return self.protocol._converter.unstructure(value)
+
+    def _upstream_up(self) -> None:
+        self.upstream_ready = True
+        self._flush_held()
+
+    async def _shutdown(self, request: rpc.Request) -> None:
+        self.state = Lifecycle.SHUTDOWN
+        for msg_id, future in list(self.protocol._request_futures.items()):
+            if not future.done():
+                future.cancel()
+        if self.upstream is not None and self.upstream_ready:
+            try:
+                await self.request_upstream(types.SHUTDOWN, None, 5.0)
+            except UpstreamError as exc:
+                log.warning("upstream shutdown: %s", exc)
+        self.reply(request.id, rpc.result(request.id, None))
+
+    def _exit(self) -> None:
+        if self.state is Lifecycle.EXITED:
+            return
+        code = 0 if self.state is Lifecycle.SHUTDOWN else 1
+        self.state = Lifecycle.EXITED
+        self._spawn(self._stop_upstream(code))
+
+    async def _stop_upstream(self, code: int) -> None:
+        proc = self.upstream
+        if proc is not None:
+            proc.stopping = True
+            proc.send(rpc.notification(types.EXIT))
+            await proc.stop(grace=2.0)
+        if not self.exit_code.done():
+            self.exit_code.set_result(code)
+
+    def _upstream_exited(self, proc: UpstreamProcess, code: int | None) -> None:
+        if proc is not self.upstream:
+            return
+        self.upstream_ready = False
+        self._fail_sent(f"The upstream language server exited (code {code}) while this "
+                        "request was running; it is being restarted.")
+        self._to_client.clear()
+        self._upstream_to_client.clear()
+        if proc.stopping or self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
+            return
+        self._spawn(self._restart(code))
+
+    def _fail_sent(self, reason: str) -> None:
+        for up_id, entry in list(self._forwarded.items()):
+            if isinstance(entry, _Internal):
+                del self._forwarded[up_id]
+                if not entry.future.done():
+                    entry.future.set_exception(UpstreamError(reason))
+            elif entry.sent:
+                del self._forwarded[up_id]
+                self._client_to_upstream.pop(entry.client_id, None)
+                self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
+
+    async def _restart(self, code: int | None) -> None:
+        self.restarts += 1
+        if self.restarts > self.options.max_restarts:
+            self._give_up(f"steerlsp: the upstream language server crashed {self.restarts} "
+                          "times; not restarting it again. AI features keep working; "
+                          "restart the editor's language server to recover.")
+            return
+        backoff = self.options.backoff
+        await asyncio.sleep(backoff[min(self.restarts - 1, len(backoff) - 1)])
+        if self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
+            return
+        await self.start_upstream()
+        if self.upstream is None:
+            return
+        if self._init_params is not None:
+            try:
+                await self._reinitialize()
+            except UpstreamError as exc:
+                log.error("re-initializing the upstream failed: %s", exc)
+                self.upstream.kill()  # its exit schedules the next attempt
+                return
+        else:
+            self._upstream_up()
+        if not self._told_crash:
+            self._told_crash = True
+            self.show_message(types.MessageType.Warning,
+                              f"steerlsp: the upstream language server exited (code {code}) "
+                              "and was restarted; open documents were restored.")
+
+    async def _reinitialize(self) -> None:
+        assert self.upstream is not None
+        await self.request_upstream(types.INITIALIZE, self._init_params,
+                                    self.options.initialize_timeout)
+        proc = self.upstream
+        proc.send(rpc.notification(types.INITIALIZED, {}))
+        if self._settings is not None:
+            proc.send(rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._settings))
+        for doc in list(self.protocol.workspace.text_documents.values()):
+            proc.send(rpc.notification(types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {
+                "uri": doc.uri, "languageId": doc.language_id or "python",
+                "version": doc.version or 0, "text": doc.source,
+            }}))
+        self._upstream_up()
+
+    def _give_up(self, reason: str) -> None:
+        self.unavailable = reason
+        log.error("%s", reason)
+        self._fail_sent(reason)
+        held, self._held = self._held, []
+        for message in held:
+            entry = self._forwarded.pop(message.get("id"), None)  # type: ignore[arg-type]
+            if isinstance(entry, _Forwarded):
+                self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
+        self.show_message(types.MessageType.Error, reason)
+
+    def show_message(self, kind: types.MessageType, text: str) -> None:
+        """One ``window/showMessage`` to the editor (held until initialize is answered)."""
+        if self.state in (Lifecycle.UNINITIALIZED, Lifecycle.INITIALIZING):
+            self._notices.append((kind, text))
+            return
+        self._write(rpc.notification(types.WINDOW_SHOW_MESSAGE, {"type": int(kind), "message": text}))
+
+    def status(self) -> dict[str, Any]:
+        """What ``steerlsp/status`` reports."""
+        return {
+            "state": self.state.value,
+            "upstream": {
+                "command": self.options.command,
+                "pid": self.upstream.pid if self.upstream else None,
+                "ready": self.upstream_ready,
+                "restarts": self.restarts,
+                "unavailable": self.unavailable,
+            },
+        }
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
