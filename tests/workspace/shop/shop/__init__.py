@@ -1,0 +1,1 @@
+"""A small example project: a shop with a cart and pricing rules."""
