@@ -86,7 +86,9 @@ def shape_error(method: str, params: Any) -> str | None:
         return "params.position must be {line: int, character: int}"
     range_ = params.get("range")
     if range_ is not None and not (
-        isinstance(range_, dict) and _is_position(range_.get("start")) and _is_position(range_.get("end"))
+        isinstance(range_, dict)
+        and _is_position(range_.get("start"))
+        and _is_position(range_.get("end"))
     ):
         return "params.range must be {start: Position, end: Position}"
     return None

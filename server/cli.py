@@ -57,7 +57,9 @@ def parse_tcp(value: str) -> tuple[str, int]:
 def configure_logging(level: str, log_file: str | None) -> None:
     """Route logs to stderr or a file; keep pygls' message dumps out below debug."""
     handler: logging.Handler = (
-        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+        logging.FileHandler(log_file, encoding="utf-8")
+        if log_file
+        else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
@@ -90,7 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level, args.log_file)
     if args.upstream is not None and not args.upstream:
         build_parser().error("--upstream needs a command")
-    options = ProxyOptions(command=args.upstream or default_command(), max_restarts=args.max_restarts)
+    options = ProxyOptions(
+        command=args.upstream or default_command(), max_restarts=args.max_restarts
+    )
     if args.bench_methods:
         register_bench_methods(server)
     # Worker threads (the model, later) hold the GIL in bursts; a short switch

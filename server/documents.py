@@ -45,6 +45,16 @@ class DocumentIndex:
         self._open[uri] = (text, self._needs(text))
         self._lines.pop(uri, None)
 
+    def non_ascii_lines(self, uri: str) -> Lines | None:
+        """Lines of an open document with any non-ASCII text, else None."""
+        entry = self._open.get(uri)
+        if entry is None or entry[0].isascii():
+            return None
+        lines = self._lines.get(uri)
+        if lines is None:
+            lines = self._lines[uri] = split_lines(entry[0])
+        return lines
+
     def forget(self, uri: str) -> None:
         """Drop a closed document."""
         self._open.pop(uri, None)

@@ -98,9 +98,10 @@ class FrameDecoder:
                 events.append(FramingError("bytes without a header", bytes(self._buf)))
                 self._buf.clear()
             return False
-        if match.start() > 0:
-            garbage = bytes(self._buf[: match.start()])
-            del self._buf[: match.start()]
+        start = _header_block_start(self._buf, match.start())
+        if start > 0:
+            garbage = bytes(self._buf[:start])
+            del self._buf[:start]
             if garbage.strip():
                 events.append(FramingError("bytes before a header", garbage))
             return True
@@ -118,6 +119,10 @@ class FrameDecoder:
 
     def _skip_header(self, reason: str, events: list[Event], upto: int | None = None) -> bool:
         upto = upto if upto is not None else len(self._buf)
+        # Resynchronise at a later header rather than swallow the next message.
+        later = MARKER_RE.search(self._buf, 1, upto)
+        if later is not None:
+            upto = later.start()
         events.append(FramingError(reason, bytes(self._buf[:upto])))
         del self._buf[:upto]
         return True
@@ -138,6 +143,18 @@ class FrameDecoder:
             body = body[: match.start()]
         events.append(body)
         return True
+
+
+def _header_block_start(buf: bytearray, marker: int) -> int:
+    """Start of the header block holding the marker: other header lines may precede it."""
+    start = marker
+    while start >= 2 and buf[start - 2 : start] == b"\r\n":
+        previous = buf.rfind(b"\r\n", 0, start - 2)
+        line_start = previous + 2 if previous >= 0 else 0
+        if _HEADER_LINE_RE.match(bytes(buf[line_start : start - 2])) is None:
+            break
+        start = line_start
+    return start
 
 
 def _content_length(header_block: bytes) -> int | None:

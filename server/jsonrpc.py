@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import orjson
 
 from steerlsp.server.framing import encode_frame
 
-MsgId = Union[int, str]
+MsgId = int | str
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -57,7 +57,7 @@ class Invalid:
     message: str
 
 
-Message = Union[Request, Notification, Response, Invalid]
+Message = Request | Notification | Response | Invalid
 
 _ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
@@ -73,8 +73,11 @@ def decode(body: bytes) -> list[Message]:
         if not obj:
             return [Invalid(None, INVALID_REQUEST, "Invalid Request: empty batch")]
         return [
-            Invalid(_valid_id(o.get("id")) if isinstance(o, dict) else None, INVALID_REQUEST,
-                    "Invalid Request: batches are not supported")
+            Invalid(
+                _valid_id(o.get("id")) if isinstance(o, dict) else None,
+                INVALID_REQUEST,
+                "Invalid Request: batches are not supported",
+            )
             for o in obj
         ]
     return [classify(obj)]

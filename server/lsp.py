@@ -74,13 +74,20 @@ def status(ls: SteerServer, params: Any) -> dict[str, Any]:
     return {"version": __version__, **ls.proxy.status()}
 
 
+def param(params: Any, name: str, default: Any) -> Any:
+    """A field of untyped params: pygls gives a namedtuple-like ``Object``, or a dict."""
+    if isinstance(params, dict):
+        return params.get(name, default)
+    return getattr(params, name, default)
+
+
 def register_bench_methods(ls: SteerServer) -> None:
     """A deliberately slow request of our own, standing in for model work in benchmarks."""
 
     @ls.thread()
     @ls.feature(BENCH_BUSY)
     def bench_busy(ls: SteerServer, params: Any) -> dict[str, Any]:
-        seconds = float((params or {}).get("seconds", 1.0)) if isinstance(params, dict) else 1.0
+        seconds = float(param(params, "seconds", 1.0))
         deadline = time.perf_counter() + min(seconds, 60.0)
         spins = 0
         while time.perf_counter() < deadline:

@@ -32,25 +32,31 @@ def units_of(char: str, encoding: str) -> int:
 
 
 def to_code_points(line: str, column: int, encoding: str) -> int:
-    """Column in ``encoding`` code units -> code-point column, clamped to the line."""
+    """Column in ``encoding`` code units -> code-point column.
+
+    A column past the end of the line keeps its overshoot (pylsp reports
+    ``len(line) + 1`` for some diagnostics): the spec lets the receiver clamp,
+    and a proxy that clamped would not be transparent.
+    """
     if encoding == UTF32:
-        return min(column, len(line))
+        return column
     units = 0
     for index, char in enumerate(line):
         if units >= column:
             return index
         units += units_of(char, encoding)
-    return len(line)
+    return len(line) + max(0, column - units)
 
 
 def from_code_points(line: str, column: int, encoding: str) -> int:
-    """Code-point column -> column in ``encoding`` code units, clamped to the line."""
+    """Code-point column -> column in ``encoding`` code units (overshoot kept)."""
+    overshoot = max(0, column - len(line))
     prefix = line[:column]
     if encoding == UTF32:
-        return len(prefix)
+        return len(prefix) + overshoot
     if encoding == UTF16:
-        return len(prefix.encode("utf-16-le")) // 2
-    return len(prefix.encode("utf-8"))
+        return len(prefix.encode("utf-16-le")) // 2 + overshoot
+    return len(prefix.encode("utf-8")) + overshoot
 
 
 def needs_conversion(text: str, client: str, upstream: str) -> bool:
@@ -62,9 +68,7 @@ def needs_conversion(text: str, client: str, upstream: str) -> bool:
     return any(ord(c) > 0xFFFF for c in text)
 
 
-def convert_columns(
-    node: Any, uri: str | None, lines_of: LinesOf, column_map: ColumnMap
-) -> None:
+def convert_columns(node: Any, uri: str | None, lines_of: LinesOf, column_map: ColumnMap) -> None:
     """Rewrite every Position in ``node`` (in place) with ``column_map``.
 
     ``uri`` is the document positions belong to unless a nested ``uri``,
@@ -105,9 +109,7 @@ def _uri_in(node: dict[str, Any]) -> str | None:
 
 def _is_position(node: dict[str, Any]) -> bool:
     line, character = node.get("line"), node.get("character")
-    return (
-        type(line) is int and type(character) is int and len(node) == 2
-    )
+    return type(line) is int and type(character) is int and len(node) == 2
 
 
 def _convert_position(

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from steerlsp.server import jsonrpc as rpc
+from steerlsp.server import sync
 from steerlsp.server.capabilities import (
     document_uri,
     merge_capabilities,
@@ -35,6 +36,7 @@ from steerlsp.server.capabilities import (
 from steerlsp.server.documents import DocumentIndex
 from steerlsp.server.framing import FramingError
 from steerlsp.server.positions import convert_columns, from_code_points, to_code_points
+from steerlsp.server.quirks import fix_pyflakes_columns
 from steerlsp.server.upstream import UpstreamMissing, UpstreamProcess
 
 if TYPE_CHECKING:
@@ -58,13 +60,6 @@ _SAME_DOCUMENT_RESULTS = frozenset(
         "textDocument/inlayHint",
         "textDocument/codeLens",
         "textDocument/documentLink",
-    }
-)
-_SYNC = frozenset(
-    {
-        "textDocument/didOpen",
-        "textDocument/didChange",
-        "textDocument/didClose",
     }
 )
 
@@ -147,8 +142,10 @@ class Proxy:
                 except Exception:  # a bug must not take the session down
                     log.exception("error handling a client message")
                     if isinstance(message, rpc.Request):
-                        self.reply(message.id, rpc.error(message.id, rpc.INTERNAL_ERROR,
-                                                         "internal error in steerlsp"))
+                        self.reply(
+                            message.id,
+                            rpc.error(message.id, rpc.INTERNAL_ERROR, "internal error in steerlsp"),
+                        )
 
     def on_client_eof(self) -> None:
         """The editor closed our stdin: stop as if told to exit."""
@@ -213,13 +210,19 @@ class Proxy:
 
     def _to_pygls(self, raw: dict[str, Any], msg_id: rpc.MsgId | None = None) -> bool:
         """Type a message with lsprotocol and let pygls dispatch it."""
+        if "method" in raw:
+            raw.setdefault("params", None)  # pygls' untyped fallback requires the key
         try:
             typed = self.protocol.structure_message(raw)
         except Exception as exc:  # pygls raises JsonRpcInvalidParams / InternalError
             log.warning("invalid params for %s: %s", raw.get("method"), type(exc).__name__)
             if msg_id is not None:
-                self.reply(msg_id, rpc.error(msg_id, rpc.INVALID_PARAMS,
-                                             f"Invalid params for {raw.get('method')}"))
+                self.reply(
+                    msg_id,
+                    rpc.error(
+                        msg_id, rpc.INVALID_PARAMS, f"Invalid params for {raw.get('method')}"
+                    ),
+                )
             return False
         self.protocol.handle_message(typed)
         return True
@@ -228,7 +231,9 @@ class Proxy:
         params = request.raw.get("params")
         problem = shape_error(request.method, params)
         if problem is not None:
-            self.reply(request.id, rpc.error(request.id, rpc.INVALID_PARAMS, f"Invalid params: {problem}"))
+            self.reply(
+                request.id, rpc.error(request.id, rpc.INVALID_PARAMS, f"Invalid params: {problem}")
+            )
             return
         if self.unavailable is not None:
             self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, self.unavailable))
@@ -253,7 +258,7 @@ class Proxy:
         if self.state is Lifecycle.UNINITIALIZED or self.state is Lifecycle.EXITED:
             log.info("dropped %s before initialize", method)
             return
-        if method in _SYNC:
+        if method in sync.SYNC:
             self._sync(method, raw)
             return
         if method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
@@ -265,29 +270,9 @@ class Proxy:
     def _sync(self, method: str, raw: dict[str, Any]) -> None:
         if not self._to_pygls(raw):
             return  # invalid: neither side's copy changes
-        uri = raw["params"]["textDocument"]["uri"]
         assert self.docs is not None
-        if method == types.TEXT_DOCUMENT_DID_CLOSE:
-            self.docs.forget(uri)
-            self._send_upstream(raw, sync=True)
-            return
-        doc = self.protocol.workspace.get_text_document(uri)
-        self.docs.update(uri, doc.source)
-        if method == types.TEXT_DOCUMENT_DID_OPEN:
-            self._send_upstream(raw, sync=True)
-            return
-        # The upstream gets whole text: its own incremental sync would count
-        # columns in code points while the client counts UTF-16 units.
-        self._send_upstream(
-            rpc.notification(
-                types.TEXT_DOCUMENT_DID_CHANGE,
-                {
-                    "textDocument": {"uri": uri, "version": doc.version},
-                    "contentChanges": [{"text": doc.source}],
-                },
-            ),
-            sync=True,
-        )
+        message = sync.toward_upstream(method, raw["params"], self.protocol.workspace, self.docs)
+        self._send_upstream(message, replayable=True)
 
     def _client_cancel(self, params: Any) -> None:
         msg_id = params.get("id") if isinstance(params, dict) else None
@@ -305,9 +290,9 @@ class Proxy:
         if target is not None:
             proc, original = target
             self._upstream_to_client.pop(original, None)
-            if proc is self.upstream and proc.alive:
-                response.raw["id"] = original
-                proc.send(response.raw)
+            response.raw["id"] = original
+            if proc.alive and proc is self.upstream:
+                self.upstream.send(response.raw)
             return
         if self.protocol.owns_request(msg_id):
             self._to_pygls(response.raw)
@@ -395,6 +380,10 @@ class Proxy:
                 return
             raw["params"] = {"id": client_id}
         elif note.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and isinstance(params, dict):
+            uri = params.get("uri")
+            lines = self.docs.non_ascii_lines(uri) if self.docs and isinstance(uri, str) else None
+            if lines is not None:
+                fix_pyflakes_columns(params.get("diagnostics"), lines)
             self._convert(params, None, toward_upstream=False)
         self._write(raw)
 
@@ -416,14 +405,14 @@ class Proxy:
 
         convert_columns(node, uri, docs.lines_of, column)
 
-    def _send_upstream(self, message: dict[str, Any], *, sync: bool = False) -> None:
+    def _send_upstream(self, message: dict[str, Any], *, replayable: bool = False) -> None:
         """Send now if the upstream is ready; otherwise hold it (sync is replayed instead)."""
         if self.upstream_ready and self.upstream is not None and self.upstream.send(message):
             self._mark_sent(message)
             return
         if self.unavailable is not None:
             return
-        if not sync:
+        if not replayable:
             self._held.append(message)
 
     def _mark_sent(self, message: dict[str, Any]) -> None:
@@ -458,7 +447,7 @@ class Proxy:
         """Spawn the upstream. A missing command is reported, not raised."""
         proc = UpstreamProcess(
             self.options.command,
-            on_message=lambda m: self.on_upstream_message(proc, m),
+            on_message=self.on_upstream_message,
             on_exit=self._upstream_exited,
         )
         self.upstream = proc
@@ -466,27 +455,34 @@ class Proxy:
             await proc.start()
         except UpstreamMissing as exc:
             self.upstream = None
-            self._give_up(f"steerlsp: cannot start the upstream language server {exc}. "
-                          "Install python-lsp-server or pass --upstream CMD; "
-                          "steerlsp's own features keep working.")
+            self._give_up(
+                f"steerlsp: cannot start the upstream language server {exc}. "
+                "Install python-lsp-server or pass --upstream CMD; "
+                "steerlsp's own features keep working."
+            )
 
     async def _initialize(self, request: rpc.Request) -> None:
         try:
             typed = self.protocol.structure_message(request.raw)
         except Exception:
-            self.reply(request.id, rpc.error(request.id, rpc.INVALID_PARAMS,
-                                             "Invalid params for initialize"))
+            self.reply(
+                request.id,
+                rpc.error(request.id, rpc.INVALID_PARAMS, "Invalid params for initialize"),
+            )
             return
         self.state = Lifecycle.INITIALIZING
         ours = self._pygls_initialize(typed.params)
         self._init_params = request.raw.get("params") or {}
-        encoding = str(self.protocol.workspace.position_encoding or "utf-16")
+        negotiated = self.protocol.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        # pygls hands back the enum when the client offered nothing; str() of it is not "utf-16".
+        encoding = getattr(negotiated, "value", negotiated)
         self.docs = DocumentIndex(encoding, upstream_encoding({}))
         upstream_caps: dict[str, Any] = {}
         if self.upstream is not None:
             try:
-                up = await self.request_upstream(types.INITIALIZE, self._init_params,
-                                                 self.options.initialize_timeout)
+                up = await self.request_upstream(
+                    types.INITIALIZE, self._init_params, self.options.initialize_timeout
+                )
                 upstream_caps = (up or {}).get("capabilities") or {}
                 self._upstream_up()
             except UpstreamError as exc:
@@ -495,10 +491,16 @@ class Proxy:
         capabilities = merge_capabilities(upstream_caps, self._unstructure(ours.capabilities))
         capabilities["positionEncoding"] = encoding
         self.state = Lifecycle.RUNNING
-        self.reply(request.id, rpc.result(request.id, {
-            "capabilities": capabilities,
-            "serverInfo": {"name": self.ls.name, "version": self.ls.version},
-        }))
+        self.reply(
+            request.id,
+            rpc.result(
+                request.id,
+                {
+                    "capabilities": capabilities,
+                    "serverInfo": {"name": self.ls.name, "version": self.ls.version},
+                },
+            ),
+        )
         notices, self._notices = self._notices, []
         for kind, text in notices:
             self.show_message(kind, text)
@@ -523,7 +525,7 @@ class Proxy:
 
     async def _shutdown(self, request: rpc.Request) -> None:
         self.state = Lifecycle.SHUTDOWN
-        for msg_id, future in list(self.protocol._request_futures.items()):
+        for future in list(self.protocol._request_futures.values()):
             if not future.done():
                 future.cancel()
         if self.upstream is not None and self.upstream_ready:
@@ -550,14 +552,17 @@ class Proxy:
             self.exit_code.set_result(code)
 
     def _upstream_exited(self, proc: UpstreamProcess, code: int | None) -> None:
+        stopping = proc.stopping
         if proc is not self.upstream:
             return
         self.upstream_ready = False
-        self._fail_sent(f"The upstream language server exited (code {code}) while this "
-                        "request was running; it is being restarted.")
+        self._fail_sent(
+            f"The upstream language server exited (code {code}) while this "
+            "request was running; it is being restarted."
+        )
         self._to_client.clear()
         self._upstream_to_client.clear()
-        if proc.stopping or self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
+        if stopping or self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
             return
         self._spawn(self._restart(code))
 
@@ -575,9 +580,11 @@ class Proxy:
     async def _restart(self, code: int | None) -> None:
         self.restarts += 1
         if self.restarts > self.options.max_restarts:
-            self._give_up(f"steerlsp: the upstream language server crashed {self.restarts} "
-                          "times; not restarting it again. AI features keep working; "
-                          "restart the editor's language server to recover.")
+            self._give_up(
+                f"steerlsp: the upstream language server crashed {self.restarts} "
+                "times; not restarting it again. AI features keep working; "
+                "restart the editor's language server to recover."
+            )
             return
         backoff = self.options.backoff
         await asyncio.sleep(backoff[min(self.restarts - 1, len(backoff) - 1)])
@@ -597,23 +604,23 @@ class Proxy:
             self._upstream_up()
         if not self._told_crash:
             self._told_crash = True
-            self.show_message(types.MessageType.Warning,
-                              f"steerlsp: the upstream language server exited (code {code}) "
-                              "and was restarted; open documents were restored.")
+            self.show_message(
+                types.MessageType.Warning,
+                f"steerlsp: the upstream language server exited (code {code}) "
+                "and was restarted; open documents were restored.",
+            )
 
     async def _reinitialize(self) -> None:
         assert self.upstream is not None
-        await self.request_upstream(types.INITIALIZE, self._init_params,
-                                    self.options.initialize_timeout)
+        await self.request_upstream(
+            types.INITIALIZE, self._init_params, self.options.initialize_timeout
+        )
         proc = self.upstream
         proc.send(rpc.notification(types.INITIALIZED, {}))
         if self._settings is not None:
             proc.send(rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._settings))
-        for doc in list(self.protocol.workspace.text_documents.values()):
-            proc.send(rpc.notification(types.TEXT_DOCUMENT_DID_OPEN, {"textDocument": {
-                "uri": doc.uri, "languageId": doc.language_id or "python",
-                "version": doc.version or 0, "text": doc.source,
-            }}))
+        for message in sync.replay(self.protocol.workspace, self._unstructure):
+            proc.send(message)
         self._upstream_up()
 
     def _give_up(self, reason: str) -> None:
@@ -632,7 +639,9 @@ class Proxy:
         if self.state in (Lifecycle.UNINITIALIZED, Lifecycle.INITIALIZING):
             self._notices.append((kind, text))
             return
-        self._write(rpc.notification(types.WINDOW_SHOW_MESSAGE, {"type": int(kind), "message": text}))
+        self._write(
+            rpc.notification(types.WINDOW_SHOW_MESSAGE, {"type": int(kind), "message": text})
+        )
 
     def status(self) -> dict[str, Any]:
         """What ``steerlsp/status`` reports."""

@@ -8,6 +8,7 @@ because pylsp's log lines can quote document text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -32,7 +33,7 @@ class UpstreamProcess:
     def __init__(
         self,
         command: list[str],
-        on_message: Callable[[dict[str, Any]], None],
+        on_message: Callable[[UpstreamProcess, dict[str, Any]], None],
         on_exit: Callable[[UpstreamProcess, int | None], None],
     ) -> None:
         self.command = command
@@ -105,10 +106,8 @@ class UpstreamProcess:
     def kill(self) -> None:
         """Kill the process immediately (used at interpreter exit)."""
         if self._proc is not None and self._proc.returncode is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self._proc.kill()
-            except ProcessLookupError:
-                pass
 
     async def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
@@ -120,8 +119,9 @@ class UpstreamProcess:
                 return
             for event in decoder.feed(data):
                 if isinstance(event, FramingError):
-                    log.warning("upstream framing error: %s (%d bytes)", event.reason,
-                                len(event.discarded))
+                    log.warning(
+                        "upstream framing error: %s (%d bytes)", event.reason, len(event.discarded)
+                    )
                     continue
                 try:
                     message = orjson.loads(event)
@@ -129,7 +129,7 @@ class UpstreamProcess:
                     log.warning("upstream sent invalid JSON (%d bytes)", len(event))
                     continue
                 if isinstance(message, dict):
-                    self._on_message(message)
+                    self._on_message(self, message)
 
     async def _drain_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -141,8 +141,12 @@ class UpstreamProcess:
         code = await self._proc.wait()
         # Let the reader deliver what the process wrote before it died.
         await asyncio.gather(*self._tasks[:2], return_exceptions=True)
-        log.log(logging.INFO if self.stopping else logging.WARNING,
-                "upstream pid %s exited with %s", self._proc.pid, code)
+        log.log(
+            logging.INFO if self.stopping else logging.WARNING,
+            "upstream pid %s exited with %s",
+            self._proc.pid,
+            code,
+        )
         self._on_exit(self, code)
 
 
