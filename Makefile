@@ -33,8 +33,8 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 bench: $(STAMP) ## Proxy latency benchmark: direct pylsp vs through steerlsp, idle and busy
 	$(PY) bench/proxy_latency.py --requests 1000 --out bench/results
 
-demo: $(STAMP) ## Play an editor session against examples/ and print what an editor shows
-	$(PY) bench/demo.py
+demo: $(STAMP) ## Play an editor session against tests/workspace/shop and print what an editor shows
+	$(PY) -m steerlsp.demo
 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
