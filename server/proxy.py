@@ -136,6 +136,8 @@ class Proxy:
             if isinstance(event, FramingError):
                 self._framing_error(event)
                 continue
+            if log.isEnabledFor(logging.DEBUG):  # bodies hold document text: debug only
+                log.debug("editor -> %s", event.decode("utf-8", "replace"))
             for message in rpc.decode(event):
                 try:
                     self._dispatch_client(message)
@@ -313,7 +315,10 @@ class Proxy:
             log.warning("dropped a second reply to %r", msg_id)
 
     def _write(self, message: dict[str, Any]) -> None:
-        self._write_client(rpc.frame(message))
+        frame = rpc.frame(message)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("-> editor %s", frame.decode("utf-8", "replace"))
+        self._write_client(frame)
 
     # ---- upstream side -------------------------------------------------
 
