@@ -1,0 +1,134 @@
+"""A completion job, run on the model worker: prompt, decode, post-process.
+
+Request in (text before and after the cursor), final insert text out. The
+stop rule of ``prompts.postprocess`` is consulted after every token, so a
+single-line completion ends at its newline rather than at the token limit.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from steerlsp.models.engine import Engine, Generation
+from steerlsp.models.loading import LoadedModel
+from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
+from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
+from steerlsp.models.worker import CancelToken, JobCancelled
+from steerlsp.prompts.builder import build_prompt
+from steerlsp.prompts.fim import FimTemplate, detect_template, spelling_in, template_named
+from steerlsp.prompts.postprocess import (
+    CompletionMode,
+    block_indent,
+    completion_mode,
+    finalize,
+    stop_reason,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Completion:
+    text: str  # what to insert at the cursor; "" for nothing
+    mode: CompletionMode
+    generation: Generation
+
+
+class Completer:
+    """Owns the engine for one loaded model."""
+
+    def __init__(self, loaded: LoadedModel, fim: str = "auto") -> None:
+        self.loaded = loaded
+        self.tokenizer = loaded.tokenizer
+        self.engine = Engine(loaded.model, loaded.tokenizer, loaded.device)
+        self.template = _template(loaded.tokenizer, fim)
+        vocab_size = loaded.model.config.get_text_config().vocab_size
+        self.vocabulary = VocabularyText(loaded.tokenizer, vocab_size)
+        self.stop_ids = frozenset(
+            _token_ids(loaded.tokenizer, self.template.stop_tokens if self.template else ())
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def complete(
+        self, request: CompletionRequest, options: CompletionOptions, token: CancelToken
+    ) -> Completion:
+        """Run on the worker thread. Raises JobCancelled or ModelOutOfMemory."""
+        line_prefix = request.prefix.rsplit("\n", 1)[-1]
+        line_suffix = request.suffix.split("\n", 1)[0]
+        mode = completion_mode(line_prefix, line_suffix)
+        indent = block_indent(request.prefix)
+        prompt = build_prompt(
+            request.prefix,
+            request.suffix,
+            path=request.path,
+            template=self.template,
+            count_tokens=self.count_tokens,
+            prefix_budget=options.prefix_tokens,
+            suffix_budget=options.suffix_tokens,
+        )
+        text, healed = prompt.text, ""
+        if self.template is None:  # FIM prompts end with a marker, not the cursor
+            text, healed = split_trailing_space(prompt.text)
+        processors = [TokenHealing(self.vocabulary, healed)] if healed else []
+        ids = self.tokenizer.encode(text)
+        try:
+            generation = self.engine.generate(
+                ids,
+                processors=processors,
+                max_new_tokens=options.max_new_tokens,
+                sampling=options.sampling,
+                stop_ids=self.stop_ids,
+                should_stop=lambda text: (
+                    stop_reason(
+                        text, mode=mode, indent_of_block=indent, max_lines=options.max_lines
+                    )
+                    is not None
+                ),
+                cancelled=lambda: token.cancelled,
+            )
+        except Exception as exc:
+            if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+                self._free()
+                raise ModelOutOfMemory(str(exc) or "out of memory") from exc
+            self.engine.reset()
+            raise
+        if generation.stop == "cancelled":
+            raise JobCancelled()
+        generated = generation.text
+        if healed:
+            generated = generated[len(healed) :] if generated.startswith(healed) else ""
+        text = finalize(
+            generated,
+            mode=mode,
+            line_prefix=line_prefix,
+            suffix=request.suffix,
+            block_indent=indent,
+            max_lines=options.max_lines,
+        )
+        return Completion(text, mode, generation)
+
+    def _free(self) -> None:
+        self.engine.reset()
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _template(tokenizer: Any, fim: str) -> FimTemplate | None:
+    if fim == "none":
+        return None
+    if fim != "auto":
+        return template_named(fim)
+    tokens = set(tokenizer.get_vocab()) | set(getattr(tokenizer, "all_special_tokens", []))
+    return detect_template(tokens)
+
+
+def _token_ids(tokenizer: Any, tokens: Any) -> list[int]:
+    vocab = tokenizer.get_vocab()
+    spelled = (spelling_in(token, vocab) for token in tokens)
+    return [vocab[s] for s in spelled if s is not None]

@@ -1,0 +1,220 @@
+"""The decode loop steerlsp owns: prefill, decode_step, apply_steering, sample, should_stop.
+
+One :class:`Engine` holds one model and one KV cache and is used from one
+worker thread. Between requests it keeps the cache of the last sequence, so a
+request whose prompt shares a prefix with it (the user kept typing) prefills
+only the new tokens. The cache is a plain ``DynamicCache`` (every layer keeps
+full keys and values; the model still applies sliding-window masks), which
+makes rolling back to a shared prefix a crop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from steerlsp.models.requests import Sampling
+
+GREEDY = Sampling()
+
+# (input_ids [1, T], scores [1, V]) -> scores [1, V]; transformers' processor shape.
+LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class Generation:
+    """What one call to :meth:`Engine.generate` produced, and how."""
+
+    token_ids: list[int]
+    text: str
+    stop: str  # "eos" | "stop" | "max_tokens" | "cancelled"
+    prompt_tokens: int
+    reused_tokens: int
+    prefill_seconds: float
+    decode_seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Engine:
+    """Greedy/sampled decoding over a reusable KV cache. Not thread-safe."""
+
+    def __init__(self, model: Any, tokenizer: Any, device: Any | None = None) -> None:
+        from transformers import DynamicCache
+
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = device or next(model.parameters()).device
+        self._new_cache = DynamicCache
+        self._cache: Any = None
+        self._cached: list[int] = []  # exactly the tokens the cache holds
+        eos = getattr(tokenizer, "eos_token_id", None)
+        self.eos_ids: set[int] = {eos} if isinstance(eos, int) else set(eos or [])
+
+    @torch.inference_mode()
+    def generate(
+        self,
+        prompt_ids: Sequence[int],
+        *,
+        max_new_tokens: int,
+        sampling: Sampling = GREEDY,
+        stop_ids: frozenset[int] = frozenset(),
+        should_stop: Callable[[str], bool] = lambda text: False,
+        cancelled: Callable[[], bool] = lambda: False,
+        processors: Sequence[LogitsProcessor] = (),
+    ) -> Generation:
+        """Continue ``prompt_ids`` until EOS, ``stop_ids``, ``should_stop(text)`` or the limit."""
+        if not prompt_ids:
+            raise ValueError("prompt_ids must not be empty")
+        generator = _generator(sampling.seed, self.device)
+        started = time.perf_counter()
+        reused = self._reuse(prompt_ids)
+        logits = self.prefill(prompt_ids[reused:])
+        prefilled = time.perf_counter()
+        history = torch.tensor([list(prompt_ids)], device=self.device)
+        out: list[int] = []
+        stop = "max_tokens"
+        text = ""
+        while len(out) < max_new_tokens:
+            if cancelled():
+                stop = "cancelled"
+                break
+            logits = self.apply_steering(history, logits, processors)
+            token = self.sample(logits, sampling, generator)
+            if token in self.eos_ids or token in stop_ids:
+                stop = "eos"
+                break
+            out.append(token)
+            text = self.tokenizer.decode(out, skip_special_tokens=True)
+            if should_stop(text):
+                stop = "stop"
+                break
+            history = torch.cat([history, history.new_tensor([[token]])], dim=1)
+            logits = self.decode_step(token)
+        ended = time.perf_counter()
+        return Generation(
+            out, text, stop, len(prompt_ids), reused, prefilled - started, ended - prefilled
+        )
+
+    def _reuse(self, prompt_ids: Sequence[int]) -> int:
+        """Crop the cache to the longest prefix it shares with ``prompt_ids``."""
+        shared = 0
+        limit = min(len(self._cached), len(prompt_ids) - 1)  # always prefill >= 1 token
+        while shared < limit and self._cached[shared] == prompt_ids[shared]:
+            shared += 1
+        if self._cache is None or shared == 0:
+            self._cache = self._new_cache()
+            self._cached = []
+            return 0
+        if shared < len(self._cached):
+            self._cache.crop(shared - len(self._cached))
+            del self._cached[shared:]
+        return shared
+
+    def prefill(self, ids: Sequence[int]) -> torch.Tensor:
+        """Run the new prompt tokens; logits for the last position only. -> [1, V]"""
+        return self._forward(list(ids))
+
+    def decode_step(self, token: int) -> torch.Tensor:
+        """Feed one sampled token. -> logits [1, V]"""
+        return self._forward([token])
+
+    def _forward(self, ids: list[int]) -> torch.Tensor:
+        # input: [1, T]; logits_to_keep=1 skips the LM head for all but the last position.
+        input_ids = torch.tensor([ids], device=self.device)
+        out = self.model(
+            input_ids=input_ids, past_key_values=self._cache, use_cache=True, logits_to_keep=1
+        )
+        self._cache = out.past_key_values
+        self._cached.extend(ids)
+        return out.logits[:, -1, :].float()
+
+    @staticmethod
+    def apply_steering(
+        history: torch.Tensor, logits: torch.Tensor, processors: Sequence[LogitsProcessor]
+    ) -> torch.Tensor:
+        """The hook steering uses: each processor maps scores [1, V] -> [1, V]."""
+        for processor in processors:
+            logits = processor(history, logits)
+        return logits
+
+    @staticmethod
+    def sample(logits: torch.Tensor, sampling: Sampling, generator: torch.Generator | None) -> int:
+        """Greedy argmax, or temperature + nucleus sampling. logits: [1, V]"""
+        if sampling.temperature == 0:
+            return int(logits.argmax(dim=-1).item())
+        probs = torch.softmax(logits / sampling.temperature, dim=-1)
+        if sampling.top_p < 1:
+            sorted_probs, order = probs.sort(dim=-1, descending=True)
+            keep = sorted_probs.cumsum(dim=-1) - sorted_probs < sampling.top_p
+            sorted_probs = sorted_probs * keep
+            probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+        return int(torch.multinomial(probs, 1, generator=generator).item())
+
+    def reset(self) -> None:
+        """Forget the cached sequence (after an error, or to free memory)."""
+        self._cache = None
+        self._cached = []
+
+
+def _generator(seed: int | None, device: Any) -> torch.Generator | None:
+    if seed is None:
+        return None
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed)
+    return generator
+
+
+class LowPrecisionHead(nn.Module):
+    """The LM head in bf16: on CPU it is memory-bound, and the 262k-row Gemma
+    vocabulary makes it most of a decode step. Output stays fp32."""
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(weight.detach().to(torch.bfloat16), requires_grad=False)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        # hidden: [B, T, H] -> logits [B, T, V]
+        return nn.functional.linear(hidden.to(torch.bfloat16), self.weight).float()
+
+
+class LowPrecisionEmbedding(nn.Module):
+    """Reads the same bf16 table as :class:`LowPrecisionHead` (tied weights), so the
+    fp32 copy can be freed; keeps the module's ``embed_scale`` if it has one."""
+
+    def __init__(self, original: nn.Module, head: LowPrecisionHead) -> None:
+        super().__init__()
+        self.head = head
+        self.padding_idx = getattr(original, "padding_idx", None)
+        scale = getattr(original, "embed_scale", None)
+        self.register_buffer(
+            "embed_scale", None if scale is None else scale.float(), persistent=False
+        )
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        # ids: [B, T] -> [B, T, H]
+        out = nn.functional.embedding(ids, self.head.weight).float()
+        scale = self.embed_scale
+        return out if not isinstance(scale, torch.Tensor) else out * scale
+
+
+def use_low_precision_head(model: Any) -> bool:
+    """Swap a CPU model's tied fp32 LM head (and embedding) for one bf16 table.
+
+    Returns False (and changes nothing) for models whose head is not tied or
+    not a plain Linear.
+    """
+    head = getattr(model, "lm_head", None)
+    embed = model.get_input_embeddings()
+    if not isinstance(head, nn.Linear) or head.bias is not None:
+        return False
+    if head.weight.data_ptr() != embed.weight.data_ptr():
+        return False
+    low = LowPrecisionHead(head.weight)
+    model.lm_head = low
+    model.set_input_embeddings(LowPrecisionEmbedding(embed, low))
+    return True

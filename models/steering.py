@@ -1,0 +1,81 @@
+"""Steering constraints: one vectorised logits processor per class.
+
+A processor has transformers' shape, ``__call__(input_ids, scores) -> scores``
+with ``input_ids: [1, T]`` and ``scores: [1, V]``. It never calls the language
+server: it receives facts gathered beforehand (here, the vocabulary's text).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import torch
+
+# Whitespace markers of SentencePiece (Gemma, Llama) and byte-level BPE (GPT-2 style).
+_MARKERS = str.maketrans({"\u2581": " ", "\u0120": " ", "\u010a": "\n", "\u0109": "\t"})
+
+
+class VocabularyText:
+    """The text each token id stands for, as far as whitespace is concerned.
+
+    Built once per tokenizer from its token strings (no per-id decode), with
+    the SentencePiece and byte-level whitespace markers mapped back.
+    """
+
+    def __init__(self, tokenizer: Any, size: int) -> None:
+        pieces = tokenizer.convert_ids_to_tokens(list(range(size)))
+        self.texts = [(p or "").translate(_MARKERS) for p in pieces]
+        self._masks = lru_cache(maxsize=64)(self._mask)
+
+    def consistent_with(self, text: str) -> torch.Tensor:
+        """Tokens that start with ``text`` or are a non-empty start of it. -> bool [V]"""
+        return self._masks(text)
+
+    def _mask(self, text: str) -> torch.Tensor:
+        return torch.tensor(
+            [bool(t) and (t.startswith(text) or text.startswith(t)) for t in self.texts]
+        )
+
+
+class TokenHealing:
+    """Makes the first generated tokens re-produce whitespace cut off the prompt.
+
+    A prompt ending in a space (``join(home, ``) sits on a token boundary the
+    model rarely saw: it ends the line instead of writing `` 'config'``. The
+    completer trims the trailing whitespace and this processor allows, until
+    the trimmed text is re-produced, only tokens consistent with the rest of it.
+    """
+
+    def __init__(self, vocabulary: VocabularyText, removed: str) -> None:
+        if not removed:
+            raise ValueError(f"TokenHealing needs the removed text, got {removed!r}")
+        self.vocabulary = vocabulary
+        self.remaining = removed
+        self._seen: int | None = None
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        # input_ids: [1, T]; scores: [1, V]
+        length = input_ids.shape[-1]
+        if self._seen is not None and length > self._seen:
+            chosen = self.vocabulary.texts[int(input_ids[0, -1])]
+            self.remaining = (
+                self.remaining[len(chosen) :] if self.remaining.startswith(chosen) else ""
+            )
+        self._seen = length
+        if not self.remaining:
+            return scores
+        allowed = self.vocabulary.consistent_with(self.remaining).to(scores.device)
+        width = min(scores.shape[-1], allowed.shape[-1])
+        masked = torch.full_like(scores, float("-inf"))
+        masked[:, :width] = torch.where(allowed[:width], scores[:, :width], masked[:, :width])
+        return masked
+
+
+def split_trailing_space(prompt: str) -> tuple[str, str]:
+    """``"f(a, "`` -> ``("f(a,", " ")``: horizontal whitespace after code on the last line."""
+    stripped = prompt.rstrip(" \t")
+    last_line = stripped.rsplit("\n", 1)[-1]
+    if stripped == prompt or not last_line.strip():
+        return prompt, ""
+    return stripped, prompt[len(stripped) :]

@@ -1,0 +1,147 @@
+"""The decode loop's mechanics on a tiny model: stages, cache reuse, cancel, stops."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+
+from steerlsp.models.engine import Engine, use_low_precision_head
+from steerlsp.models.requests import Sampling
+from tests.tiny import CharTokenizer, tiny_model
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_model()
+
+
+@pytest.fixture
+def engine(model) -> Engine:
+    return Engine(model, CharTokenizer())
+
+
+def no_specials(ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """Noise models emit pad/eos/bos; mechanics tests want visible characters."""
+    scores = scores.clone()
+    scores[:, :3] = float("-inf")
+    return scores
+
+
+def _reference(model, ids: list[int], n: int) -> list[int]:
+    out = model.generate(
+        torch.tensor([ids]), max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0
+    )
+    return out[0, len(ids) :].tolist()
+
+
+def test_greedy_matches_transformers_generate_past_the_sliding_window(model, engine):
+    ids = CharTokenizer().encode("def add(a, b):\n    return a + b\n\nx = add(")  # > window of 8
+    ref = _reference(model, ids, 12)
+    got = engine.generate(ids, max_new_tokens=12, stop_ids=frozenset(), should_stop=lambda t: False)
+    assert got.token_ids == ref[: len(got.token_ids)]
+    assert got.stop in {"max_tokens", "eos"}
+
+
+def test_prefix_reuse_prefills_only_new_tokens_and_changes_nothing(model, engine):
+    tok = CharTokenizer()
+    first = tok.encode("for i in range(10):\n    ")
+    engine.generate(first, max_new_tokens=3)
+    typed = tok.encode("for i in range(10):\n    pri")
+    warm = engine.generate(typed, max_new_tokens=5)
+    assert warm.reused_tokens == len(first)  # the whole earlier prompt was kept
+    engine.reset()
+    cold = engine.generate(typed, max_new_tokens=5)
+    assert cold.reused_tokens == 0
+    assert warm.token_ids == cold.token_ids
+
+
+def test_diverging_prompt_crops_the_cache(engine):
+    tok = CharTokenizer()
+    engine.generate(tok.encode("abcdefgh"), max_new_tokens=2)
+    got = engine.generate(tok.encode("abcdxyz"), max_new_tokens=2)
+    assert got.reused_tokens == len(tok.encode("abcd"))
+
+
+def test_cancel_stops_within_one_step(engine):
+    steps = []
+
+    def cancelled() -> bool:
+        steps.append(time.perf_counter())
+        return len(steps) > 3
+
+    got = engine.generate(
+        CharTokenizer().encode("x = "),
+        max_new_tokens=100,
+        cancelled=cancelled,
+        processors=[no_specials],
+    )
+    assert got.stop == "cancelled" and len(got.token_ids) == 3
+
+
+def test_cancel_from_another_thread(engine):
+    flag = threading.Event()
+    timer = threading.Timer(0.05, flag.set)
+    timer.start()
+    got = engine.generate(
+        CharTokenizer().encode("x"),
+        max_new_tokens=100_000,
+        cancelled=flag.is_set,
+        processors=[no_specials],
+    )
+    assert got.stop == "cancelled" and len(got.token_ids) < 100_000
+
+
+def test_should_stop_sees_the_decoded_text(engine):
+    seen = []
+    got = engine.generate(
+        CharTokenizer().encode("a"),
+        max_new_tokens=50,
+        should_stop=lambda text: seen.append(text) or len(text) >= 4,
+        processors=[no_specials],
+    )
+    assert got.stop == "stop" and len(got.text) == 4 and seen[-1] == got.text
+
+
+def test_processors_steer_every_step(engine):
+    only_z = CharTokenizer().vocab["z"]
+
+    def force_z(ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        mask = torch.full_like(scores, float("-inf"))
+        mask[:, only_z] = 0
+        return scores + mask
+
+    got = engine.generate(CharTokenizer().encode("a"), max_new_tokens=5, processors=[force_z])
+    assert got.text == "zzzzz"
+
+
+def test_sampling_is_reproducible_with_a_seed(engine):
+    ids = CharTokenizer().encode("q")
+    runs = [
+        engine.generate(ids, max_new_tokens=8, sampling=Sampling(1.0, 0.9, seed=7)).token_ids
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("bad", [{"temperature": -1}, {"top_p": 0}, {"top_p": 1.5}])
+def test_sampling_rejects_bad_values(bad):
+    with pytest.raises(ValueError, match="must be"):
+        Sampling(**bad)
+
+
+def test_empty_prompt_is_a_programmer_error(engine):
+    with pytest.raises(ValueError, match="empty"):
+        engine.generate([], max_new_tokens=1)
+
+
+def test_low_precision_head_keeps_greedy_choices_on_a_tiny_model():
+    model = tiny_model(seed=3)
+    ids = CharTokenizer().encode("while x:\n    ")
+    before = Engine(model, CharTokenizer()).generate(ids, max_new_tokens=10).token_ids
+    assert use_low_precision_head(model)
+    assert model.lm_head.weight.dtype == torch.bfloat16
+    after = Engine(model, CharTokenizer()).generate(ids, max_new_tokens=10).token_ids
+    assert sum(a == b for a, b in zip(before, after, strict=True)) >= 8

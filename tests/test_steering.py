@@ -1,0 +1,69 @@
+"""Steering processors on a vocabulary of five with uniform scores."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
+
+
+class FiveTokens:
+    pieces = ["<eos>", "\u2581", "\u2581\u2581", "\u2581config", "x"]
+
+    def convert_ids_to_tokens(self, ids: list[int]) -> list[str]:
+        return [self.pieces[i] for i in ids]
+
+
+@pytest.fixture
+def vocabulary() -> VocabularyText:
+    return VocabularyText(FiveTokens(), 5)
+
+
+def allowed(scores: torch.Tensor) -> list[int]:
+    return torch.isfinite(scores[0]).nonzero().flatten().tolist()
+
+
+def test_vocabulary_maps_whitespace_markers(vocabulary):
+    assert vocabulary.texts == ["<eos>", " ", "  ", " config", "x"]
+    assert vocabulary.consistent_with(" ").tolist() == [False, True, True, True, False]
+
+
+def test_healing_allows_only_tokens_consistent_with_the_removed_text(vocabulary):
+    healing = TokenHealing(vocabulary, " ")
+    scores = healing(torch.tensor([[4, 4]]), torch.zeros(1, 5))
+    assert allowed(scores) == [1, 2, 3]
+
+
+def test_healing_follows_the_chosen_tokens_then_lets_go(vocabulary):
+    healing = TokenHealing(vocabulary, "  ")  # two spaces cut off the prompt
+    assert allowed(healing(torch.tensor([[4]]), torch.zeros(1, 5))) == [1, 2]
+    # The model chose " " (id 1): one space is still owed.
+    assert allowed(healing(torch.tensor([[4, 1]]), torch.zeros(1, 5))) == [1, 2, 3]
+    # Then " config": healed; everything is allowed again.
+    assert allowed(healing(torch.tensor([[4, 1, 3]]), torch.zeros(1, 5))) == [0, 1, 2, 3, 4]
+
+
+def test_healing_keeps_relative_scores(vocabulary):
+    scores = torch.tensor([[0.0, 1.0, 2.0, 3.0, 4.0]])
+    out = TokenHealing(vocabulary, " ")(torch.tensor([[4]]), scores)
+    assert out[0, 1:4].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_healing_needs_text(vocabulary):
+    with pytest.raises(ValueError, match="''"):
+        TokenHealing(vocabulary, "")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("f(a, ", ("f(a,", " ")),
+        ("x =\t ", ("x =", "\t ")),
+        ("for x in y:\n    ", ("for x in y:\n    ", "")),  # indentation is not healed
+        ("done", ("done", "")),
+        ("", ("", "")),
+    ],
+)
+def test_split_trailing_space(prompt, expected):
+    assert split_trailing_space(prompt) == expected
