@@ -13,6 +13,9 @@ help: ## List the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch (on disk here); a bare `torch` requirement would
+	# pull several GB of CUDA wheels. GPU users install their own torch first.
+	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

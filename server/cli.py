@@ -9,8 +9,13 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
+
+from lsprotocol import types
 
 from steerlsp import __version__
+from steerlsp.server import config
+from steerlsp.server.completions import Completions
 from steerlsp.server.lsp import register_bench_methods, server
 from steerlsp.server.proxy import Proxy, ProxyOptions
 from steerlsp.server.transport import ClientWriter, start_reader
@@ -34,6 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["debug", "info", "warning", "error"],
         help="document text is logged at debug level only (default: warning)",
     )
+    parser.add_argument(
+        "--model",
+        help="'default' (embedded Gemma 3 270M), a Hugging Face id, a directory or a .gguf file",
+    )
+    parser.add_argument("--device", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    parser.add_argument("--dtype", help="auto, float32, bfloat16 or float16 (default: auto)")
+    parser.add_argument(
+        "--no-model", action="store_true", help="proxy only: no AI completions, no model loaded"
+    )
     parser.add_argument("--max-restarts", type=int, default=5, help=argparse.SUPPRESS)
     parser.add_argument("--bench-methods", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -44,6 +58,19 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: pylsp from this environment)",
     )
     return parser
+
+
+def cli_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The CLI's model flags as a settings object (validated like the editor's)."""
+    model = {
+        key: value
+        for key, value in (("name", args.model), ("device", args.device), ("dtype", args.dtype))
+        if value is not None
+    }
+    raw: dict[str, Any] = {"model": model}
+    if args.no_model:
+        raw["completion"] = {"enabled": False}
+    return raw
 
 
 def parse_tcp(value: str) -> tuple[str, int]:
@@ -81,6 +108,8 @@ async def serve(
     proxy = Proxy(server, writer.write, options)
     server.proxy = proxy
     server.protocol.proxy = proxy
+    server.completions = Completions(server)
+    proxy.result_hooks[types.TEXT_DOCUMENT_COMPLETION] = server.completions.merge_fallback
     await proxy.start_upstream()
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
     return await proxy.exit_code
@@ -97,9 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.bench_methods:
         register_bench_methods(server)
+    base, problems = config.merge(config.Settings(), cli_settings(args))
+    if problems:
+        build_parser().error("; ".join(problems))
+    server.base_settings = server.settings = base
     # Worker threads (the model, later) hold the GIL in bursts; a short switch
     # interval keeps the event loop's forwarding latency well under 1 ms.
-    sys.setswitchinterval(0.0005)
+    sys.setswitchinterval(0.0001)
     try:
         if args.tcp:
             code = _serve_tcp(args.tcp, options)

@@ -11,10 +11,13 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from steerlsp import __version__
+from steerlsp.server import config
+from steerlsp.server.completions import ACCEPTED_COMMAND, Completions
 
 if TYPE_CHECKING:
     from steerlsp.server.proxy import Proxy
@@ -59,6 +62,19 @@ class SteerServer(LanguageServer):
     """The steerlsp language server."""
 
     proxy: Proxy
+    completions: Completions
+    base_settings: config.Settings = config.Settings()
+    settings: config.Settings = config.Settings()
+
+    def apply_settings(self, raw: Any) -> None:
+        """Merge settings from the editor; invalid values are reported once and ignored."""
+        self.settings, problems = config.merge(self.settings, raw)
+        if problems:
+            log.warning("invalid settings: %s", "; ".join(problems))
+            self.proxy.show_message(
+                types.MessageType.Warning,
+                "steerlsp: ignored invalid settings (defaults used): " + "; ".join(problems),
+            )
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls pops up a message per failure; a malformed message must not.
@@ -70,8 +86,48 @@ server = SteerServer("steerlsp", __version__, protocol_cls=SteerProtocol, max_wo
 
 @server.feature(STATUS)
 def status(ls: SteerServer, params: Any) -> dict[str, Any]:
-    """Report the lifecycle and upstream state (pid, restarts)."""
-    return {"version": __version__, **ls.proxy.status()}
+    """Report the lifecycle, upstream (pid, restarts) and model state."""
+    return {"version": __version__, **ls.proxy.status(), "model": ls.completions.status()}
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: SteerServer, params: types.InitializeParams) -> None:
+    """Read steerlsp's settings from initializationOptions, over the CLI's."""
+    ls.settings = ls.base_settings
+    ls.apply_settings(config.section(params.initialization_options))
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: SteerServer, params: types.InitializedParams) -> None:
+    """Start loading the model in the background; initialize has been answered."""
+    ls.completions.start_loading()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: SteerServer, params: types.DidChangeConfigurationParams) -> None:
+    """Section ``steerlsp``; a changed model setting reloads the model."""
+    ls.apply_settings(config.section(params.settings))
+    ls.completions.configure()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: SteerServer, params: types.DidChangeTextDocumentParams) -> None:
+    """A running generation for this document is now stale."""
+    ls.completions.document_changed(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+async def inline_completion(
+    ls: SteerServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
+    """Ghost text at the cursor from the in-process model."""
+    return await ls.completions.inline(params)
+
+
+@server.command(ACCEPTED_COMMAND)
+def accepted(ls: SteerServer, *args: Any) -> None:
+    """The editor accepted a suggestion; counted locally, never sent anywhere."""
+    ls.completions.accepted += 1
 
 
 def param(params: Any, name: str, default: Any) -> Any:

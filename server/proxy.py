@@ -16,10 +16,11 @@ reply" a property of one dict.
 from __future__ import annotations
 
 import asyncio
+import copy
 import enum
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,11 @@ class _Forwarded:
     method: str
     uri: str | None
     sent: bool = False
+    params: Any = None  # the client's params, kept only for methods with a result hook
+
+
+# (the client's request params, the result in client units) -> the result to send
+ResultHook = Callable[[Any, Any], Awaitable[Any]]
 
 
 @dataclass
@@ -127,6 +133,7 @@ class Proxy:
         self._told_crash = False
         self._notices: list[tuple[types.MessageType, str]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.result_hooks: dict[str, ResultHook] = {}
 
     # ---- client side ---------------------------------------------------
 
@@ -242,7 +249,8 @@ class Proxy:
             return
         uri = document_uri(params)
         up_id = next(self._ids)
-        self._forwarded[up_id] = _Forwarded(request.id, request.method, uri)
+        kept = copy.deepcopy(params) if request.method in self.result_hooks else None
+        self._forwarded[up_id] = _Forwarded(request.id, request.method, uri, params=kept)
         self._client_to_upstream[request.id] = up_id
         message = request.raw
         message["id"] = up_id
@@ -356,6 +364,17 @@ class Proxy:
         if "result" in raw and self._result_may_move(entry):
             self._convert(raw["result"], entry.uri, toward_upstream=False)
         raw["id"] = entry.client_id
+        hook = self.result_hooks.get(entry.method)
+        if hook is not None and "result" in raw:
+            self._spawn(self._hooked_reply(hook, entry, raw))
+        else:
+            self.reply(entry.client_id, raw)
+
+    async def _hooked_reply(self, hook: ResultHook, entry: _Forwarded, raw: dict[str, Any]) -> None:
+        try:
+            raw["result"] = await hook(entry.params, raw["result"])
+        except Exception:  # the upstream's answer still goes out
+            log.exception("result hook for %s failed", entry.method)
         self.reply(entry.client_id, raw)
 
     def _result_may_move(self, entry: _Forwarded) -> bool:

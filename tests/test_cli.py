@@ -6,7 +6,6 @@ import asyncio
 import json
 import socket
 import subprocess
-import sys
 
 import pytest
 
@@ -41,7 +40,8 @@ async def test_tcp_session(shop):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = await asyncio.create_subprocess_exec(
-        *steerlsp_command("--tcp", f"127.0.0.1:{port}"), stderr=asyncio.subprocess.DEVNULL)
+        *steerlsp_command("--tcp", f"127.0.0.1:{port}"), stderr=asyncio.subprocess.DEVNULL
+    )
     try:
         for _ in range(100):
             try:
@@ -52,16 +52,22 @@ async def test_tcp_session(shop):
         decoder = FrameDecoder()
 
         async def call(msg_id: int, method: str, params: dict | None) -> dict:
-            writer.write(encode_frame(json.dumps(
-                {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode()))
+            writer.write(
+                encode_frame(
+                    json.dumps(
+                        {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+                    ).encode()
+                )
+            )
             while True:
                 for body in decoder.feed(await reader.read(65536)):
                     message = json.loads(body)
                     if message.get("id") == msg_id:
                         return message
 
-        init = await call(1, "initialize", {"processId": None, "rootUri": shop.as_uri(),
-                                             "capabilities": {}})
+        init = await call(
+            1, "initialize", {"processId": None, "rootUri": shop.as_uri(), "capabilities": {}}
+        )
         assert init["result"]["capabilities"]["hoverProvider"] is True
         assert (await call(2, "shutdown", None))["result"] is None
         writer.write(encode_frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
@@ -79,8 +85,10 @@ async def _session_log(start_raw, shop, tmp_path, level: str) -> str:
     await client.initialize(shop)
     uri = (shop / "shop" / "secret.py").as_uri()
     client.open(uri, f"{SECRET} = 1\nprint({SECRET})\n")
-    reply = await client.request("textDocument/hover", {
-        "textDocument": {"uri": uri}, "position": {"line": 1, "character": 8}})
+    reply = await client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 8}},
+    )
     assert "result" in reply
     client.send_bytes(encode_frame(f'{{"broken json {SECRET}'.encode()))
     assert await client.shutdown() == 0

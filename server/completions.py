@@ -1,0 +1,414 @@
+"""Inline completions over LSP: model lifecycle, request policy, replies.
+
+Policy, per document: a new request cancels the one still running
+(cancel-previous); ``didChange`` cancels it too, and a result computed for an
+older version is never delivered; text typed that matches the last suggestion
+is answered from it without generating (typed-ahead); automatic triggers are
+debounced. Every request ends in exactly one reply: a result, or
+``RequestCancelled``, or ``RequestFailed`` while no model is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import os
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.uris import to_fs_path
+
+from steerlsp.models.requests import (
+    CompletionOptions,
+    CompletionRequest,
+    ModelOutOfMemory,
+    Sampling,
+)
+from steerlsp.models.worker import Job, JobCancelled, ModelWorker
+from steerlsp.server.config import Settings
+
+if TYPE_CHECKING:
+    from steerlsp.models.completer import Completer
+    from steerlsp.server.lsp import SteerServer
+
+log = logging.getLogger(__name__)
+
+REQUEST_FAILED = -32803
+ACCEPTED_COMMAND = "steerlsp.accepted"
+
+
+class ModelState(enum.Enum):
+    DISABLED = "disabled"
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+
+
+class RequestFailed(JsonRpcException):
+    """LSP ``RequestFailed`` (-32803): the request was valid but cannot be served now."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(code=REQUEST_FAILED, message=message)
+
+
+@dataclass
+class _Suggestion:
+    uri: str
+    prefix: str
+    suffix: str
+    text: str
+
+
+@dataclass
+class _Pending:
+    serial: int
+    version: int | None
+    job: Job[Any] | None = None
+
+
+class Completions:
+    """Owns the model worker and answers completion requests for the server."""
+
+    def __init__(self, ls: SteerServer) -> None:
+        self.ls = ls
+        self.state = ModelState.LOADING
+        self.error: str | None = None
+        self.completer: Completer | None = None
+        self.accepted = 0
+        self.served = 0
+        self._worker = ModelWorker()
+        self._pending: dict[str, _Pending] = {}
+        self._serial = 0
+        self._last: dict[str, _Suggestion] = {}
+        self._loaded_for: tuple[Any, ...] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return self.ls.settings
+
+    # ---- model lifecycle ---------------------------------------------
+
+    def start_loading(self) -> None:
+        """Load the configured model on the worker thread; report progress and failure."""
+        model = self.settings.model
+        key = (
+            model.name,
+            model.device,
+            model.dtype,
+            model.allow_downloads,
+            model.trust_remote_code,
+            model.fim_template,
+            model.low_precision_head,
+        )
+        if not self.settings.completion.enabled:
+            self.state, self.completer, self._loaded_for = ModelState.DISABLED, None, None
+            return
+        if key == self._loaded_for:
+            return
+        self._loaded_for = key
+        self.state, self.error, self.completer = ModelState.LOADING, None, None
+        loop = asyncio.get_running_loop()
+        progress = _Progress(self.ls, loop, f"steerlsp: loading {model.name} model")
+        job = self._worker.submit(lambda token: _load(self.settings, progress.report))
+        progress.begin()
+
+        def done(future: Any) -> None:
+            loop.call_soon_threadsafe(self._loaded, job, future, progress)
+
+        job.future.add_done_callback(done)
+
+    def _loaded(self, job: Job[Any], future: Any, progress: _Progress) -> None:
+        if future.exception() is not None:
+            self.state, self.error = ModelState.FAILED, str(future.exception())
+            log.error("model load failed: %s", self.error)
+            progress.end("failed")
+            self.ls.proxy.show_message(
+                types.MessageType.Error, f"steerlsp: AI completions are off: {self.error}"
+            )
+            return
+        self.completer = future.result()
+        self.state = ModelState.READY
+        progress.end("ready")
+        log.info("model ready: %s", self.settings.model.name)
+
+    def configure(self) -> None:
+        """Settings changed; reloads the model only if a model setting changed."""
+        self._last.clear()
+        self.start_loading()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state.value,
+            "model": self.settings.model.name,
+            "error": self.error,
+            "served": self.served,
+            "accepted": self.accepted,
+        }
+
+    # ---- requests ------------------------------------------------------
+
+    def document_changed(self, uri: str) -> None:
+        """``didChange``: the running generation for ``uri`` is stale; stop it."""
+        pending = self._pending.get(uri)
+        if pending is not None and pending.job is not None:
+            pending.job.cancel()
+
+    async def inline(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+        """Answer ``textDocument/inlineCompletion``."""
+        self._require_ready()
+        uri, position = params.text_document.uri, params.position
+        doc = self.ls.workspace.get_text_document(uri)
+        offset = doc.offset_at_position(position)
+        prefix, suffix = doc.source[:offset], doc.source[offset:]
+        replace_start = position
+        selected = params.context.selected_completion_info
+        if selected is not None:
+            # The editor shows a menu item: continue as if it were accepted.
+            start = doc.offset_at_position(selected.range.start)
+            prefix = doc.source[:start] + selected.text
+            replace_start = selected.range.start
+        cached = self._typed_ahead(uri, prefix, suffix)
+        if cached is not None:
+            return self._reply(uri, cached, replace_start, position, selected)
+        automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
+        text = await self._generate(uri, doc.version, prefix, suffix, debounce=automatic)
+        return self._reply(uri, text, replace_start, position, selected)
+
+    async def fallback_item(self, params: dict[str, Any]) -> types.CompletionItem | None:
+        """One labelled AI item for ``textDocument/completion``, within the wait budget."""
+        if not self._fallback_wanted() or self.state is not ModelState.READY:
+            return None
+        uri = params["textDocument"]["uri"]
+        position = types.Position(
+            line=params["position"]["line"], character=params["position"]["character"]
+        )
+        doc = self.ls.workspace.get_text_document(uri)
+        offset = doc.offset_at_position(position)
+        prefix, suffix = doc.source[:offset], doc.source[offset:]
+        text = self._typed_ahead(uri, prefix, suffix)
+        if text is None:
+            # Keep generating past the wait: the editor asks again as the user
+            # types, and typed-ahead then answers from the finished suggestion.
+            task = asyncio.ensure_future(
+                self._generate(uri, doc.version, prefix, suffix, debounce=False)
+            )
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            try:
+                text = await asyncio.wait_for(
+                    asyncio.shield(task), self.settings.completion.fallback_wait_ms / 1000
+                )
+            except (asyncio.TimeoutError, JsonRpcException):
+                return None
+        if not text.strip():
+            return None
+        return _fallback_item(text, position)
+
+    async def merge_fallback(self, params: Any, result: Any) -> Any:
+        """Result hook for ``textDocument/completion``: add the AI item to pylsp's list."""
+        if not isinstance(params, dict) or not self._fallback_wanted():
+            return result
+        item = await self.fallback_item(params)
+        uri = params["textDocument"]["uri"]
+        still_working = uri in self._pending
+        if item is None and not still_working:
+            return result
+        items = result.get("items", []) if isinstance(result, dict) else list(result or [])
+        if item is not None:
+            items = [self.ls.protocol._converter.unstructure(item), *items]
+        # Incomplete: the editor asks again as the user types, and gets the
+        # suggestion once it is ready.
+        return {
+            "isIncomplete": still_working
+            or bool(isinstance(result, dict) and result.get("isIncomplete")),
+            "items": items,
+        }
+
+    def _fallback_wanted(self) -> bool:
+        caps = self.ls.client_capabilities
+        has_inline = (
+            caps.text_document is not None and caps.text_document.inline_completion is not None
+        )
+        return self.settings.completion.fallback and not has_inline
+
+    def _require_ready(self) -> None:
+        if self.state is ModelState.READY:
+            return
+        if self.state is ModelState.LOADING:
+            raise RequestFailed("steerlsp: the model is still loading; try again in a moment")
+        if self.state is ModelState.DISABLED:
+            raise RequestFailed(
+                "steerlsp: AI completions are disabled (steerlsp.completion.enabled)"
+            )
+        raise RequestFailed(f"steerlsp: no model: {self.error}")
+
+    def _typed_ahead(self, uri: str, prefix: str, suffix: str) -> str | None:
+        last = self._last.get(uri)
+        if last is None or last.suffix != suffix or not prefix.startswith(last.prefix):
+            return None
+        typed = prefix[len(last.prefix) :]
+        if typed and last.text.startswith(typed) and len(typed) < len(last.text):
+            return last.text[len(typed) :]
+        return None
+
+    async def _generate(
+        self, uri: str, version: int | None, prefix: str, suffix: str, *, debounce: bool
+    ) -> str:
+        previous = self._pending.get(uri)
+        if previous is not None and previous.job is not None:
+            previous.job.cancel()  # cancel-previous
+        self._serial += 1
+        pending = self._pending[uri] = _Pending(self._serial, version)
+        try:
+            if debounce and self.settings.completion.debounce_ms:
+                await asyncio.sleep(self.settings.completion.debounce_ms / 1000)
+                if self._pending.get(uri) is not pending:
+                    raise JsonRpcRequestCancelled("superseded by a newer request")
+            completer = self.completer
+            assert completer is not None
+            request = CompletionRequest(prefix, suffix, _relative(uri, self.ls))
+            options = self._options()
+            pending.job = self._worker.submit(
+                lambda token: completer.complete(request, options, token)
+            )
+            try:
+                completion = await asyncio.wrap_future(pending.job.future)
+            except asyncio.CancelledError:
+                pending.job.cancel()  # $/cancelRequest: stop within one decode step
+                raise
+        except JobCancelled as exc:
+            raise JsonRpcRequestCancelled("cancelled by a newer request or an edit") from exc
+        except ModelOutOfMemory as exc:
+            raise RequestFailed(f"steerlsp: out of memory while generating: {exc}") from exc
+        finally:
+            if self._pending.get(uri) is pending:
+                del self._pending[uri]
+        if self._version(uri) != version:
+            raise JsonRpcRequestCancelled("the document changed while generating")
+        self.served += 1
+        self._last[uri] = _Suggestion(uri, prefix, suffix, completion.text)
+        return completion.text
+
+    def _version(self, uri: str) -> int | None:
+        doc = self.ls.workspace.text_documents.get(uri)
+        return doc.version if doc is not None else None
+
+    def _options(self) -> CompletionOptions:
+        c = self.settings.completion
+        return CompletionOptions(
+            max_new_tokens=c.max_new_tokens,
+            max_lines=c.max_lines,
+            prefix_tokens=c.prefix_tokens,
+            suffix_tokens=c.suffix_tokens,
+            sampling=Sampling(temperature=c.temperature, top_p=c.top_p),
+        )
+
+    def _reply(
+        self,
+        uri: str,
+        text: str,
+        start: types.Position,
+        end: types.Position,
+        selected: types.SelectedCompletionInfo | None,
+    ) -> types.InlineCompletionList:
+        insert = (selected.text if selected else "") + text
+        if not text:
+            return types.InlineCompletionList(items=[])
+        item_id = uuid.uuid4().hex[:12]
+        return types.InlineCompletionList(
+            items=[
+                types.InlineCompletionItem(
+                    insert_text=insert,
+                    range=types.Range(start=start, end=end),
+                    command=types.Command(
+                        title="steerlsp: accepted", command=ACCEPTED_COMMAND, arguments=[item_id]
+                    ),
+                )
+            ]
+        )
+
+
+def _fallback_item(text: str, position: types.Position) -> types.CompletionItem:
+    first = text.strip().splitlines()[0]
+    label = first if len(first) <= 40 else first[:39] + "…"
+    return types.CompletionItem(
+        label=f"✨ {label}",
+        kind=types.CompletionItemKind.Snippet,
+        detail="steerlsp AI suggestion",
+        documentation=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=f"```python\n{text}\n```"
+        ),
+        sort_text="\x00",
+        filter_text=first,
+        text_edit=types.TextEdit(range=types.Range(start=position, end=position), new_text=text),
+        command=types.Command(
+            title="steerlsp: accepted", command=ACCEPTED_COMMAND, arguments=["fallback"]
+        ),
+    )
+
+
+def _relative(uri: str, ls: SteerServer) -> str | None:
+    path = to_fs_path(uri)
+    root = ls.workspace.root_path
+    if path is None:
+        return None
+    if root and path.startswith(root):
+        return os.path.relpath(path, root)
+    return os.path.basename(path)
+
+
+def _load(settings: Settings, report: Any) -> Completer:
+    from steerlsp.models.completer import Completer
+    from steerlsp.models.engine import use_low_precision_head
+    from steerlsp.models.loading import LoadRequest, load
+
+    model = settings.model
+    loaded = load(
+        LoadRequest(
+            model.name, model.device, model.dtype, model.allow_downloads, model.trust_remote_code
+        ),
+        report,
+    )
+    if (
+        model.low_precision_head
+        and loaded.device.type == "cpu"
+        and str(loaded.dtype) == "torch.float32"
+    ):
+        use_low_precision_head(loaded.model)
+    return Completer(loaded, model.fim_template)
+
+
+class _Progress:
+    """``window/workDoneProgress`` for model loading, when the client supports it."""
+
+    def __init__(self, ls: SteerServer, loop: asyncio.AbstractEventLoop, title: str) -> None:
+        self.ls, self.loop, self.title = ls, loop, title
+        caps = ls.client_capabilities.window
+        self.enabled = bool(caps and caps.work_done_progress)
+        self.token = f"steerlsp-load-{uuid.uuid4().hex[:8]}"
+
+    def begin(self) -> None:
+        if not self.enabled:
+            return
+        progress = self.ls.work_done_progress
+        progress.create(self.token)
+        progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(title=self.title, percentage=0, cancellable=False),
+        )
+
+    def report(self, message: str, percent: int) -> None:
+        """Called on the worker thread."""
+        if self.enabled:
+            self.loop.call_soon_threadsafe(
+                self.ls.work_done_progress.report,
+                self.token,
+                types.WorkDoneProgressReport(message=message, percentage=percent),
+            )
+
+    def end(self, message: str) -> None:
+        if self.enabled:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))

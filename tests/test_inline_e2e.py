@@ -1,0 +1,235 @@
+"""Inline completions from the real embedded model, over stdio, through the real server.
+
+These load Gemma 3 270M (the embedded default; converted and cached on the
+first run, about a minute) and decode greedily. They assert behaviour, not
+exact strings: the completion must be valid Python in place and use the
+names in scope.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.rawclient import RawClient, steerlsp_command
+
+REQUEST_CANCELLED, REQUEST_FAILED = -32800, -32803
+CAPS = {
+    "general": {"positionEncodings": ["utf-16"]},
+    "textDocument": {"inlineCompletion": {}},
+    "window": {"workDoneProgress": True},
+}
+LOOP = (
+    "import os\n\n\ndef list_python_files(folder):\n"
+    '    """Print every .py file in folder."""\n'
+    "    for name in os.listdir(folder):\n        "
+)
+CALL = (
+    'import os\n\n\ndef config_path(home):\n    """The config file under home."""\n'
+    "    return os.path.join(home, "
+)
+
+
+async def start(
+    start_raw, root: Path, *flags: str, caps: dict | None = None, options: dict | None = None
+) -> RawClient:
+    client = await start_raw(steerlsp_command(*flags))
+    reply = await client.request(
+        "initialize",
+        {
+            "processId": None,
+            "rootUri": root.as_uri(),
+            "capabilities": caps or CAPS,
+            "initializationOptions": options or {},
+        },
+    )
+    assert "inlineCompletionProvider" in reply["result"]["capabilities"]
+    client.notify("initialized", {})
+    return client
+
+
+async def ready(client: RawClient, timeout: float = 600) -> None:
+    async def poll():
+        while True:
+            model = (await client.request("steerlsp/status"))["result"]["model"]
+            assert model["state"] != "failed", model
+            if model["state"] == "ready":
+                return
+            await asyncio.sleep(0.2)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+def inline(client: RawClient, uri: str, text: str, trigger: int = 1) -> object:
+    lines = text.split("\n")
+    return client.send_request(
+        "textDocument/inlineCompletion",
+        {
+            "textDocument": {"uri": uri},
+            "position": {"line": len(lines) - 1, "character": len(lines[-1])},
+            "context": {"triggerKind": trigger},
+        },
+    )
+
+
+def opened(client: RawClient, tmp_path: Path, text: str, name: str = "main.py") -> str:
+    uri = (tmp_path / name).as_uri()
+    client.open(uri, text)
+    return uri
+
+
+@pytest.fixture
+async def session(start_raw, tmp_path):
+    client = await start(start_raw, tmp_path)
+    await ready(client)
+    return client
+
+
+async def test_completes_a_for_loop_body(session, tmp_path):
+    uri = opened(session, tmp_path, LOOP)
+    reply = await session.response(inline(session, uri, LOOP))
+    items = reply["result"]["items"]
+    assert len(items) == 1
+    text = items[0]["insertText"]
+    assert text.strip(), "an empty completion for a loop body"
+    assert "name" in text  # it uses the loop variable in scope
+    ast.parse(LOOP + text + "\n")  # valid Python in place, block included
+    assert items[0]["range"]["start"] == items[0]["range"]["end"]
+    assert items[0]["command"]["command"] == "steerlsp.accepted"
+
+
+async def test_finishes_a_call_without_repeating_the_suffix(session, tmp_path):
+    document = CALL + ")\n"
+    uri = opened(session, tmp_path, document)
+    reply = await session.response(inline(session, uri, CALL))
+    text = reply["result"]["items"][0]["insertText"]
+    assert "\n" not in text  # mid-line: the rest of the line only
+    assert not text.rstrip().endswith(")")  # the ")" after the cursor is not repeated
+    ast.parse(CALL + text + ")\n")
+
+
+async def test_typed_ahead_is_answered_from_the_last_suggestion(session, tmp_path):
+    uri = opened(session, tmp_path, LOOP)
+    first = (await session.response(inline(session, uri, LOOP)))["result"]["items"][0]["insertText"]
+    served = (await session.request("steerlsp/status"))["result"]["model"]["served"]
+    typed = first[:2]
+    session.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": LOOP + typed}]},
+    )
+    again = await session.response(inline(session, uri, LOOP + typed))
+    assert again["result"]["items"][0]["insertText"] == first[2:]
+    after = (await session.request("steerlsp/status"))["result"]["model"]["served"]
+    assert after == served  # no new generation
+    await session.request(
+        "workspace/executeCommand", {"command": "steerlsp.accepted", "arguments": ["x"]}
+    )
+    assert (await session.request("steerlsp/status"))["result"]["model"]["accepted"] == 1
+
+
+async def test_cancel_previous_and_cancel_request(session, tmp_path):
+    uri = opened(session, tmp_path, LOOP)
+    first = inline(session, uri, LOOP)
+    second = inline(session, uri, LOOP)  # same document: the first is cancelled
+    assert (await session.response(first))["error"]["code"] == REQUEST_CANCELLED
+    assert "result" in await session.response(second)
+    session.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": CALL}]},
+    )
+    third = inline(session, uri, CALL)
+    session.notify("$/cancelRequest", {"id": third})
+    assert (await session.response(third))["error"]["code"] == REQUEST_CANCELLED
+
+
+async def test_a_result_for_an_older_version_is_never_delivered(session, tmp_path):
+    uri = opened(session, tmp_path, LOOP)
+    pending = inline(session, uri, LOOP)
+    await asyncio.sleep(0.05)
+    session.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": LOOP + "#"}]},
+    )
+    reply = await session.response(pending)
+    assert reply["error"]["code"] == REQUEST_CANCELLED
+
+
+async def test_fallback_item_for_clients_without_inline_completion(start_raw, tmp_path):
+    caps = {"general": {"positionEncodings": ["utf-16"]}}
+    client = await start(
+        start_raw,
+        tmp_path,
+        caps=caps,
+        options={"steerlsp": {"completion": {"fallbackWaitMs": 30000}}},
+    )
+    await ready(client)
+    uri = opened(client, tmp_path, LOOP)
+    lines = LOOP.split("\n")
+    reply = await client.request(
+        "textDocument/completion",
+        {
+            "textDocument": {"uri": uri},
+            "position": {"line": len(lines) - 1, "character": len(lines[-1])},
+        },
+    )
+    items = reply["result"]["items"]
+    ours = [i for i in items if i.get("detail") == "steerlsp AI suggestion"]
+    assert len(ours) == 1 and ours[0]["label"].startswith("✨")
+    assert "name" in ours[0]["textEdit"]["newText"]
+    assert len(items) > 1  # pylsp's own items are still there
+
+
+async def test_requests_before_the_model_is_ready_fail_clearly(start_raw, tmp_path):
+    client = await start(start_raw, tmp_path)
+    uri = opened(client, tmp_path, LOOP)
+    reply = await client.response(inline(client, uri, LOOP))
+    assert reply["error"]["code"] == REQUEST_FAILED
+    assert "loading" in reply["error"]["message"]
+    hover = await client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 8}},
+    )
+    assert "result" in hover  # normal features work while the model loads
+    await ready(client)
+    begins = [
+        n
+        for n in client.notifications_of("$/progress")
+        if str(n["params"]["token"]).startswith("steerlsp-load")
+    ]
+    kinds = [b["params"]["value"]["kind"] for b in begins]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and set(kinds[1:-1]) <= {"report"}
+    assert any(r["method"] == "window/workDoneProgress/create" for r in client.server_requests)
+
+
+async def test_a_bad_model_path_is_reported_once_and_the_proxy_works(start_raw, tmp_path):
+    client = await start(start_raw, tmp_path, "--model", str(tmp_path / "missing.gguf"))
+    shown = await client.wait_for(lambda: client.notifications_of("window/showMessage"), 60)
+    assert "missing.gguf" in shown[0]["params"]["message"] and shown[0]["params"]["type"] == 1
+    uri = opened(client, tmp_path, LOOP)
+    reply = await client.response(inline(client, uri, LOOP))
+    assert reply["error"]["code"] == REQUEST_FAILED and "missing.gguf" in reply["error"]["message"]
+    hover = await client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 8}},
+    )
+    assert "result" in hover
+    assert len(client.notifications_of("window/showMessage")) == 1
+
+
+async def test_invalid_settings_fall_back_to_defaults_with_one_message(start_raw, tmp_path):
+    client = await start(
+        start_raw,
+        tmp_path,
+        "--no-model",
+        options={"steerlsp": {"completion": {"maxNewTokens": "many", "enabled": False}}},
+    )
+    shown = await client.wait_for(lambda: client.notifications_of("window/showMessage"))
+    assert "maxNewTokens" in shown[0]["params"]["message"]
+    status = (await client.request("steerlsp/status"))["result"]["model"]
+    assert status["state"] == "disabled"
+    uri = opened(client, tmp_path, LOOP)
+    reply = await client.response(inline(client, uri, LOOP))
+    assert reply["error"]["code"] == REQUEST_FAILED and "disabled" in reply["error"]["message"]
