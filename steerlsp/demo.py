@@ -210,8 +210,69 @@ async def status(s: Session, n: int) -> None:
     print(f"  pid        {up.pid}  (ready={up.ready}, restarts={up.restarts})")
 
 
+async def model_ready(s: Session, n: int) -> None:
+    header(n, "AI model", "the embedded Gemma 3 270M, in-process")
+    started = asyncio.get_running_loop().time()
+    while True:
+        model = (await s.client.protocol.send_request_async("steerlsp/status", {})).model
+        if model.state == "ready":
+            break
+        if model.state in ("failed", "disabled"):
+            raise RuntimeError(f"model {model.state}: {model.error}")
+        await asyncio.sleep(0.5)
+    waited = asyncio.get_running_loop().time() - started
+    print(
+        f"  ready after {waited:.1f} s (the first start converts the GGUF; later starts are fast)"
+    )
+
+
+model_ready.timeout = 600.0  # type: ignore[attr-defined]
+
+
+async def inline_completion(s: Session, n: int) -> None:
+    eol = find(
+        s.texts[CART],
+        "return discount(self.total(), percent)\n",
+        into=len("return discount(self.total(), percent)"),
+    )
+    typed = '\n\n    def count(self) -> int:\n        """How many items."""\n        '
+    change(s, CART, t.Range(start=eol, end=eol), typed)
+    lines = typed.split("\n")
+    pos = t.Position(line=eol.line + len(lines) - 1, character=utf16_len(lines[-1]))
+    header(n, "Inline completion (ghost text) in a new method", where(CART, pos))
+    try:
+        context = t.InlineCompletionContext(trigger_kind=t.InlineCompletionTriggerKind.Invoked)
+        params = t.InlineCompletionParams(text_document=s.doc(CART), position=pos, context=context)
+        result = await s.client.text_document_inline_completion_async(params)
+    finally:  # the user moves on: undo the typing
+        change(s, CART, t.Range(start=eol, end=pos), "")
+    items = result.items if isinstance(result, t.InlineCompletionList) else (result or [])
+    if not items or not str(items[0].insert_text).strip():
+        raise RuntimeError("no inline completion")
+    for line in typed.split("\n")[-3:-1]:
+        print(f"       │ {line}")
+    ghost = str(items[0].insert_text).split("\n")
+    dim = ("\x1b[2m", "\x1b[0m") if sys.stdout.isatty() else ("", "")
+    print(f"       │ {lines[-1]}{dim[0]}{ghost[0]}{dim[1]}   ← ghost text")
+    for line in ghost[1:]:
+        print(f"       │ {dim[0]}{line}{dim[1]}")
+
+
+inline_completion.timeout = 120.0  # type: ignore[attr-defined]
+
+
 Step = Callable[[Session, int], Awaitable[None]]
-STEPS: list[Step] = [open_files, capabilities, hover, completion, definition, diagnostics, status]
+STEPS: list[Step] = [
+    open_files,
+    capabilities,
+    hover,
+    completion,
+    definition,
+    diagnostics,
+    status,
+    model_ready,
+    inline_completion,
+]
 
 
 # -------------------------------------------------------------------------- plumbing
@@ -244,6 +305,7 @@ def editor_capabilities() -> t.ClientCapabilities:
             hover=t.HoverClientCapabilities(content_format=md),
             definition=t.DefinitionClientCapabilities(link_support=True),
             publish_diagnostics=t.PublishDiagnosticsClientCapabilities(related_information=True),
+            inline_completion=t.InlineCompletionClientCapabilities(),
         ),
     )
 
@@ -290,7 +352,7 @@ async def run_steps(s: Session) -> int:
     failed = 0
     for n, step in enumerate(STEPS, 1):
         try:
-            await asyncio.wait_for(step(s, n), STEP_TIMEOUT)
+            await asyncio.wait_for(step(s, n), getattr(step, "timeout", STEP_TIMEOUT))
         except Exception as exc:  # report it and carry on
             failed += 1
             print(f"  ✗ {step.__name__} failed: {describe(exc)}")
