@@ -15,19 +15,27 @@ vim.lsp.config('steerlsp', {
 
 vim.lsp.enable('steerlsp')
 
--- Inline (ghost-text) completions, once steerlsp serves textDocument/inlineCompletion.
--- Needs Neovim 0.12+ (vim.lsp.inline_completion). Uncomment to turn it on:
---
--- vim.api.nvim_create_autocmd('LspAttach', {
---   callback = function(args)
---     local client = vim.lsp.get_client_by_id(args.data.client_id)
---     if client and client.name == 'steerlsp'
---         and client:supports_method('textDocument/inlineCompletion', args.buf) then
---       vim.lsp.inline_completion.enable(true, { bufnr = args.buf })
---       vim.keymap.set('i', '<C-F>', vim.lsp.inline_completion.get,
---         { buffer = args.buf, desc = 'Accept inline completion' })
---       vim.keymap.set('i', '<C-G>', vim.lsp.inline_completion.select,
---         { buffer = args.buf, desc = 'Next inline completion' })
---     end
---   end,
--- })
+-- Inline (ghost-text) completions from steerlsp's model. Needs Neovim 0.12+
+-- (vim.lsp.inline_completion); on 0.11 this block does nothing.
+-- <C-F> accepts the suggestion, <C-G> asks for the next one.
+if vim.lsp.inline_completion then
+  vim.api.nvim_create_autocmd('LspAttach', {
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == 'steerlsp'
+          and client:supports_method('textDocument/inlineCompletion', args.buf) then
+        vim.lsp.inline_completion.enable(true, { bufnr = args.buf })
+        vim.keymap.set('i', '<C-F>', vim.lsp.inline_completion.get,
+          { buffer = args.buf, desc = 'Accept inline completion' })
+        vim.keymap.set('i', '<C-G>', vim.lsp.inline_completion.select,
+          { buffer = args.buf, desc = 'Next inline completion' })
+      end
+    end,
+  })
+end
+
+-- steerlsp's own settings (all optional; see the README's configuration reference):
+-- vim.lsp.config('steerlsp', { init_options = { steerlsp = {
+--   model = { name = 'default', device = 'auto' },
+--   completion = { maxNewTokens = 48, debounceMs = 75 },
+-- } } })
