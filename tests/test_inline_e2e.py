@@ -233,3 +233,36 @@ async def test_invalid_settings_fall_back_to_defaults_with_one_message(start_raw
     uri = opened(client, tmp_path, LOOP)
     reply = await client.response(inline(client, uri, LOOP))
     assert reply["error"]["code"] == REQUEST_FAILED and "disabled" in reply["error"]["message"]
+
+
+async def test_selected_completion_info_continues_from_the_menu_item(session, tmp_path):
+    text = "import os\n\n\ndef data_file(folder):\n    return os.path.jo"
+    uri = opened(session, tmp_path, text)
+    line = len(text.split("\n")) - 1
+    start = {"line": line, "character": len("    return os.path.")}
+    end = {"line": line, "character": len("    return os.path.jo")}
+    reply = await session.request(
+        "textDocument/inlineCompletion",
+        {
+            "textDocument": {"uri": uri},
+            "position": end,
+            "context": {
+                "triggerKind": 1,
+                "selectedCompletionInfo": {"range": {"start": start, "end": end}, "text": "join"},
+            },
+        },
+    )
+    item = reply["result"]["items"][0]
+    assert item["range"] == {"start": start, "end": end}
+    assert item["insertText"].startswith("join(")
+    ast.parse(text[: -len("jo")] + item["insertText"] + "\n")
+
+
+async def test_automatic_triggers_are_debounced(session, tmp_path):
+    uri = opened(session, tmp_path, LOOP)
+    first = inline(session, uri, LOOP, trigger=2)
+    second = inline(session, uri, LOOP, trigger=2)
+    assert (await session.response(first))["error"]["code"] == REQUEST_CANCELLED
+    assert "result" in await session.response(second)
+    status = (await session.request("steerlsp/status"))["result"]["model"]
+    assert status["served"] == 1  # the superseded request never reached the model
