@@ -45,9 +45,16 @@ class CompletionSettings:
 
 
 @dataclass(frozen=True)
+class PythonSettings:
+    environment: str = ""  # a venv or interpreter for imports; "" = auto-detect
+    trust_workspace: bool = False  # allow using (so executing) a .venv found in the workspace
+
+
+@dataclass(frozen=True)
 class Settings:
     model: ModelSettings = ModelSettings()
     completion: CompletionSettings = CompletionSettings()
+    python: PythonSettings = PythonSettings()
 
 
 def camel(name: str) -> str:
@@ -119,7 +126,7 @@ def _check(value: Any, current: Any, meta: Any) -> Any:
         if ("min" in meta and value < meta["min"]) or ("max" in meta and value > meta["max"]):
             return _Invalid(f"{value!r} is outside {meta.get('min')}..{meta.get('max')}")
     elif kind is str:
-        if not isinstance(value, str) or not value:
+        if not isinstance(value, str) or (not value and current):
             return _Invalid(f"expected a non-empty string, got {value!r}")
         if "choices" in meta and value not in meta["choices"]:
             return _Invalid(f"{value!r} is not one of {', '.join(meta['choices'])}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from steerlsp import __version__
-from steerlsp.server import config
+from steerlsp.server import config, environment
 from steerlsp.server.completions import ACCEPTED_COMMAND, Completions
 
 if TYPE_CHECKING:
@@ -69,12 +70,24 @@ class SteerServer(LanguageServer):
     def apply_settings(self, raw: Any) -> None:
         """Merge settings from the editor; invalid values are reported once and ignored."""
         self.settings, problems = config.merge(self.settings, raw)
+        self.proxy.set_settings_overlay(environment.overlay(self.python_environment()))
         if problems:
             log.warning("invalid settings: %s", "; ".join(problems))
             self.proxy.show_message(
                 types.MessageType.Warning,
                 "steerlsp: ignored invalid settings (defaults used): " + "; ".join(problems),
             )
+
+    def python_environment(self) -> str | None:
+        """The environment pylsp's Jedi resolves imports in (see server/environment.py)."""
+        python = self.settings.python
+        root = self.workspace.root_path if self.protocol._workspace is not None else None
+        found = environment.resolve(
+            python.environment, root, os.environ, trusted=python.trust_workspace
+        )
+        if found is None and (skipped := environment.untrusted_venv(root)):
+            log.info("not using %s: the workspace is not trusted (python.trustWorkspace)", skipped)
+        return found
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls pops up a message per failure; a malformed message must not.

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from steerlsp.server import environment, sync
 from steerlsp.server import jsonrpc as rpc
-from steerlsp.server import sync
 from steerlsp.server.capabilities import (
     document_uri,
     merge_capabilities,
@@ -130,6 +130,7 @@ class Proxy:
         self._held: list[dict[str, Any]] = []
         self._init_params: dict[str, Any] | None = None
         self._settings: dict[str, Any] | None = None
+        self._overlay: dict[str, Any] | None = None
         self._told_crash = False
         self._notices: list[tuple[types.MessageType, str]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -271,11 +272,30 @@ class Proxy:
         if method in sync.SYNC:
             self._sync(method, raw)
             return
-        if method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
-            self._settings = raw.get("params")
         if method in self.protocol.fm.features or method in self.protocol.fm.builtin_features:
             self._to_pygls(dict(raw))
+        if method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
+            self._settings = raw.get("params")
+            raw = rpc.notification(method, self._upstream_settings())
         self._send_upstream(raw)
+
+    def set_settings_overlay(self, overlay: dict[str, Any] | None) -> None:
+        """Settings merged into every configuration sent upstream (e.g. Jedi's environment)."""
+        if overlay == self._overlay:
+            return
+        self._overlay = overlay
+        if self.upstream_ready:
+            self._send_upstream(
+                rpc.notification(
+                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
+                )
+            )
+
+    def _upstream_settings(self) -> dict[str, Any]:
+        client = (
+            (self._settings or {}).get("settings") if isinstance(self._settings, dict) else None
+        )
+        return {"settings": environment.with_overlay(client, self._overlay)}
 
     def _sync(self, method: str, raw: dict[str, Any]) -> None:
         if not self._to_pygls(raw):
@@ -545,6 +565,12 @@ class Proxy:
 
     def _upstream_up(self) -> None:
         self.upstream_ready = True
+        if self.upstream is not None and self._overlay is not None and self._settings is None:
+            self.upstream.send(
+                rpc.notification(
+                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
+                )
+            )
         self._flush_held()
 
     async def _shutdown(self, request: rpc.Request) -> None:
@@ -641,8 +667,12 @@ class Proxy:
         )
         proc = self.upstream
         proc.send(rpc.notification(types.INITIALIZED, {}))
-        if self._settings is not None:
-            proc.send(rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._settings))
+        if self._settings is not None or self._overlay is not None:
+            proc.send(
+                rpc.notification(
+                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
+                )
+            )
         for message in sync.replay(self.protocol.workspace, self._unstructure):
             proc.send(message)
         self._upstream_up()

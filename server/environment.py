@@ -1,0 +1,68 @@
+"""Which Python environment the upstream's Jedi should resolve imports in.
+
+Order: the ``python.environment`` setting, then ``$VIRTUAL_ENV`` (both chosen
+by the user), then a ``.venv`` or ``venv`` in the workspace root, but only if
+the user marked the workspace trusted (``python.trustWorkspace``): Jedi runs
+that interpreter to inspect it, which would execute workspace code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+WORKSPACE_VENVS = (".venv", "venv")
+
+
+def resolve(setting: str, root: str | None, env: Mapping[str, str], *, trusted: bool) -> str | None:
+    """The environment path (a venv directory or an interpreter), or None for pylsp's own."""
+    if setting:
+        return os.path.expanduser(setting)
+    if env.get("VIRTUAL_ENV"):
+        return env["VIRTUAL_ENV"]
+    if root and trusted:
+        for name in WORKSPACE_VENVS:
+            candidate = Path(root) / name
+            if (candidate / "bin" / "python").exists() or (
+                candidate / "Scripts" / "python.exe"
+            ).exists():
+                return str(candidate)
+    return None
+
+
+def untrusted_venv(root: str | None) -> str | None:
+    """A workspace venv that was not used because the workspace is not trusted."""
+    if not root:
+        return None
+    for name in WORKSPACE_VENVS:
+        if (Path(root) / name / "bin" / "python").exists():
+            return str(Path(root) / name)
+    return None
+
+
+def overlay(environment: str | None) -> dict[str, Any] | None:
+    """pylsp settings that point Jedi at ``environment``."""
+    if environment is None:
+        return None
+    return {"pylsp": {"plugins": {"jedi": {"environment": environment}}}}
+
+
+def with_overlay(settings: Any, extra: dict[str, Any] | None) -> Any:
+    """The client's ``settings`` with ``extra`` merged in (extra wins), not mutated."""
+    if extra is None:
+        return settings
+    base = settings if isinstance(settings, dict) else {}
+    return _merge(base, extra)
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        out[key] = (
+            _merge(out[key], value)
+            if isinstance(value, dict) and isinstance(out.get(key), dict)
+            else value
+        )
+    return out
