@@ -33,8 +33,13 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
 	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
 
-bench: $(STAMP) ## Proxy latency benchmark: direct pylsp vs through steerlsp, idle and busy
+bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server), completions (vs generate())
 	$(PY) bench/proxy_latency.py --requests 1000 --out bench/results
+	PYTHONPATH=. $(PY) bench/completion_bench.py --out bench/results
+
+bench-tasks: $(STAMP) ## Evaluation: the task suite under two configurations, and the edit-similarity track
+	$(PY) bench/run_tasks.py --configs baseline,sampled --out bench/results
+	$(PY) bench/edit_similarity.py --positions 60 --out bench/results
 
 demo: $(STAMP) ## Play an editor session against tests/workspace/shop and print what an editor shows
 	$(PY) -m steerlsp.demo
@@ -42,4 +47,4 @@ demo: $(STAMP) ## Play an editor session against tests/workspace/shop and print 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
 
-.PHONY: help setup test lint format bench demo clean
+.PHONY: help setup test lint format bench bench-tasks demo clean

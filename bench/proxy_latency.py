@@ -1,22 +1,44 @@
-"""How much latency does steerlsp add on top of the pylsp it proxies?
+"""How much latency does steerlsp add on top of the language server it proxies?
 
-One raw JSON-RPC client (Content-Length framing over stdio, a reader thread,
-replies matched by id, server->client requests answered with null) drives direct
-``pylsp`` and ``steerlsp --bench-methods`` (with its own pylsp) in one run. Both
-open a real module (stdlib ``textwrap.py`` or ``--file``, copied into a fresh
-folder that is the rootUri) and get the same seeded hover / completion /
-definition requests at identifier positions (UTF-16 columns), one at a time,
-each timed with ``time.perf_counter()`` from its write until its reply is read.
-After a warm-up, blocks of requests alternate between the servers (same block,
-alternating who goes first) so machine noise hits both alike; results are
-compared too. Scenario "idle", then "busy": steerlsp always has a
-``steerlsp/benchBusy`` (a GIL-holding worker thread) running meanwhile.
+Two upstreams, each measured direct and through ``steerlsp --bench-methods
+--no-model`` (no model: this measures the proxy, not AI completions):
 
-Prints a Markdown table (p50/p99 of direct and proxied, added = proxied - direct,
-ratio, percentiles of paired per-request differences) and PASS/MISS for added
-p50 <= 1 ms and p99 <= 5 ms; writes OUT/proxy_latency.json and .png; exits 0.
+- **echo** (``tests/fake_upstream.py``): answers at once, with fixed timing.
+  Requests alternate ``textDocument/hover`` (a tiny result) and ``fake/echo``
+  whose params, returned as its result, are a ~20 KB completion-like list, so
+  (de)serialising a large completion response is included (pylsp's own
+  completions on textwrap are mostly far smaller, median ~0.2 KB and p90
+  ~5 KB; an empty prefix gives far larger ones). Direct latency is a fraction
+  of a millisecond and tight, so proxied minus direct here is the **precise
+  measure of the proxy's own overhead**, p99 included.
+- **pylsp**: the real server, on a real module (stdlib ``textwrap.py`` or
+  ``--file``, copied into a fresh folder that is the rootUri), seeded hover /
+  completion / definition requests at identifier positions (UTF-16 columns).
+  This is the **realistic end-to-end** measure. Its p99s are pylsp's own: it
+  stalls ~300 ms on ~1% of requests, at random, so a difference of p99s there
+  is mostly which side drew more stalls, not the proxy.
 
-Run: .venv/bin/python bench/proxy_latency.py --requests 1000 --out bench/results
+Each upstream: both servers open the document, a warm-up, then the same
+requests one at a time in blocks of 50 alternating between direct and proxied
+(alternating who goes first), so machine noise hits both alike; results are
+compared. Scenario "idle", then "busy": steerlsp always has a
+``steerlsp/benchBusy`` (a GIL-holding worker thread, standing in for model
+work) running meanwhile. The full run (1000 requests per scenario) takes
+about 3-6 minutes on 2 cores, nearly all of it pylsp; ``--quick`` is 200.
+
+Everything is reported per method: methods' latencies differ ~20x (pylsp
+definition ~1.5 ms, hover/completion ~30 ms), so a pooled "all" p50 falls in the
+gap between the clusters and moves with the mix rather than the proxy, and a
+pooled p99 is just pylsp's stalls. There is no pooled row.
+
+Prints a Markdown table per scenario and method (p50/p99 direct and proxied,
+added = proxied percentile - direct percentile, ratio), PASS/MISS per scenario
+and method for added p50 <= 1 ms and added p99 <= 5 ms, and a headline per
+upstream; writes OUT/proxy_latency.json and OUT/proxy_latency.png (latency CDFs,
+upstream x idle/busy); exits 0. Paired per-request differences and median result
+sizes are in the JSON.
+
+Run: .venv/bin/python bench/proxy_latency.py [--requests 1000 | --quick] [--out bench/results]
 """
 
 from __future__ import annotations
@@ -27,20 +49,14 @@ import io
 import itertools
 import json
 import keyword
-import os
 import random
-import signal
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 import tokenize
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from subprocess import DEVNULL, PIPE, Popen
-from typing import Any
 
 import matplotlib
 
@@ -48,306 +64,214 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-METHODS = ("textDocument/hover", "textDocument/completion", "textDocument/definition")
-SERVERS = {
-    "direct": [sys.executable, "-m", "pylsp"],
-    "proxied": [sys.executable, "-m", "steerlsp", "--bench-methods"],
-}
-BUSY_SECONDS = 600.0  # more than steerlsp runs one for; BusyKeeper re-sends on completion
-WARMUP, BLOCK, TIMEOUT = 30, 50, 30.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, bench/ is a package
+from bench.lspbench import (
+    BusyKeeper,
+    LspClient,
+    Request,
+    Samples,
+    markdown,
+    measure,
+    short,
+    summarize,
+)
+
+HOVER, COMPLETION, DEFINITION = (
+    "textDocument/hover",
+    "textDocument/completion",
+    "textDocument/definition",
+)
+ECHO = "fake/echo"
+FAKE_UPSTREAM = str(Path(__file__).resolve().parents[1] / "tests" / "fake_upstream.py")
+STEERLSP = [sys.executable, "-m", "steerlsp", "--bench-methods", "--no-model"]
+WARMUP, QUICK_REQUESTS, ECHO_BYTES = 30, 200, 20_000
 TARGETS_MS = {"p50": 1.0, "p99": 5.0}
-Reply = Callable[[dict[str, Any] | None, float], None]
 
 
 @dataclass(frozen=True)
-class Request:
-    method: str
-    line: int
-    character: int  # UTF-16 code units
+class Upstream:
+    name: str
+    direct: list[str]
+    proxied: list[str]  # --upstream takes the rest of argv: it must come last
+    methods: tuple[str, ...]
+    role: str
 
 
-@dataclass
-class Samples:
-    """Latencies (ms) per server in request order, and what went wrong."""
-
-    ms: dict[str, list[float]] = field(default_factory=lambda: {name: [] for name in SERVERS})
-    methods: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-
-class LspClient:
-    """A language server child process, spoken to over its stdio."""
-
-    def __init__(self, name: str, command: list[str]) -> None:
-        self.name = name
-        # Its own session: a Ctrl-C reaches only us, and we shut it down in order.
-        self.proc = Popen(command, stdin=PIPE, stdout=PIPE, stderr=DEVNULL, start_new_session=True)
-        self.extra_pids: list[int] = []  # the server's own children, checked at close
-        self._ids = itertools.count(1)
-        self._pending: dict[int, Reply] = {}
-        self._lock = threading.Lock()
-        threading.Thread(target=self._read_loop, name=f"{name}-reader", daemon=True).start()
-
-    def _send(self, message: dict[str, Any]) -> float:
-        body = json.dumps(message).encode()
-        assert self.proc.stdin is not None
-        with self._lock:
-            started = time.perf_counter()
-            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-            self.proc.stdin.flush()
-        return started
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def send_request(self, method: str, params: Any, on_reply: Reply) -> float:
-        """Send without waiting; ``on_reply(reply, read_at)`` runs on the reader thread."""
-        msg_id = next(self._ids)
-        self._pending[msg_id] = on_reply
-        return self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-
-    def request(self, method: str, params: Any = None) -> tuple[dict[str, Any], float]:
-        """Send and wait; return the reply and its latency in ms (write to reply read)."""
-        done, box = threading.Event(), []
-        started = self.send_request(method, params, lambda m, t: (box.extend((m, t)), done.set()))
-        if not done.wait(TIMEOUT):
-            raise TimeoutError(f"{self.name}: {method} {params} got no reply in {TIMEOUT:.0f}s")
-        if box[0] is None:
-            raise ConnectionError(f"{self.name} exited while {method} was pending")
-        return box[0], (box[1] - started) * 1000
-
-    def _read_loop(self) -> None:
-        stdout = self.proc.stdout
-        assert stdout is not None
-        while True:
-            length = None
-            while (line := stdout.readline()) not in (b"\r\n", b""):
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            if not line:
-                break
-            if length is not None:
-                body = stdout.read(length)
-                self._dispatch(json.loads(body), time.perf_counter())
-        for on_reply in self._pending.values():
-            on_reply(None, time.perf_counter())
-
-    def _dispatch(self, message: dict[str, Any], read_at: float) -> None:
-        if "method" in message:
-            if "id" in message:  # a server->client request
-                self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-            return
-        on_reply = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
-        if on_reply is not None:
-            on_reply(message, read_at)
-
-    def open_document(self, path: Path, text: str) -> None:
-        """initialize (rootUri = the file's folder), initialized, didOpen."""
-        caps = {"general": {"positionEncodings": ["utf-16"]}}
-        params = {"processId": os.getpid(), "rootUri": path.parent.as_uri()}
-        self.request("initialize", {**params, "capabilities": caps})
-        self.notify("initialized", {})
-        doc = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
-        self.notify("textDocument/didOpen", {"textDocument": doc})
-
-    def close(self) -> None:
-        """shutdown + exit; then make sure neither the server nor its children live on."""
-        try:
-            if self.proc.poll() is None:
-                self.request("shutdown")
-                self.notify("exit")
-                self.proc.wait(timeout=10)
-        except Exception as exc:
-            print(f"warning: {self.name} did not shut down cleanly: {exc!r}", file=sys.stderr)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            for pid in self.extra_pids:
-                reap_stray(pid, self.name)
+UPSTREAMS = {
+    "echo": Upstream(
+        "echo",
+        [sys.executable, FAKE_UPSTREAM],
+        [*STEERLSP, "--upstream", sys.executable, FAKE_UPSTREAM],
+        (HOVER, ECHO),
+        "the proxy's own overhead (fixed-timing upstream; precise)",
+    ),
+    "pylsp": Upstream(
+        "pylsp",
+        [sys.executable, "-m", "pylsp"],
+        STEERLSP,
+        (HOVER, COMPLETION, DEFINITION),
+        "realistic end-to-end (p99 dominated by pylsp's own stalls)",
+    ),
+}
 
 
-def reap_stray(pid: int, owner: str) -> None:
-    """Give ``pid`` 5 s to go away (exit or zombie), then kill it."""
-    for _ in range(100):
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX":
-                return
-        except OSError:
-            return
-        time.sleep(0.05)
-    print(f"warning: {owner}'s child {pid} outlived it; killing it", file=sys.stderr)
-    os.kill(pid, signal.SIGKILL)
-
-
-class BusyKeeper:
-    """Keeps one ``steerlsp/benchBusy`` running until stopped."""
-
-    def __init__(self, client: LspClient) -> None:
-        self.client, self.running, self.completed = client, False, 0
-        self.errors: list[Any] = []
-
-    def start(self) -> None:
-        self.running = True
-        self.client.send_request("steerlsp/benchBusy", {"seconds": BUSY_SECONDS}, self._done)
-
-    def _done(self, reply: dict[str, Any] | None, _read_at: float) -> None:
-        self.completed += 1
-        if reply is None or "error" in reply:
-            self.errors.append(reply and reply["error"])
-        elif self.running:
-            self.start()
-
-    def stop(self) -> None:
-        self.running = False
-
-
-def build_requests(text: str, count: int, seed: int) -> list[Request]:
-    """``count`` requests cycling over METHODS at random identifier occurrences:
-    hover mid-name, definition at its start, completion at its end (or right after
-    the "." before it, half of the time)."""
-    lines = text.splitlines(keepends=True)
+def identifiers(text: str) -> list[tuple[tokenize.TokenInfo, bool]]:
+    """Every non-keyword NAME token, and whether a "." comes right before it."""
     names, prev = [], None
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
         if tok.type == tokenize.NAME and not keyword.iskeyword(tok.string):
             names.append((tok, prev is not None and prev.string == "."))
         prev = tok
+    return names
+
+
+def echo_payload(names: list[str], uri: str) -> dict[str, object]:
+    """A completion-list-shaped object of about ECHO_BYTES of JSON, like pylsp's."""
+    items: list[dict[str, object]] = []
+    for name in itertools.cycle(sorted(set(names))):
+        items.append(
+            {
+                "label": f"{name}(text, width=70)",
+                "kind": 3,
+                "sortText": f"a{name}",
+                "insertText": name,
+                "detail": "textwrap",
+                "documentation": f"{name}: wrap or fill a paragraph of text.",
+                "data": {"doc_uri": uri},
+            }
+        )
+        if len(json.dumps(items)) >= ECHO_BYTES:
+            return {"isIncomplete": False, "items": items}
+    raise AssertionError("unreachable")
+
+
+def build_requests(upstream: Upstream, text: str, uri: str, count: int, seed: int) -> list[Request]:
+    """``count`` requests cycling over the upstream's methods at random identifier
+    occurrences: hover mid-name, definition at its start, completion at its end
+    (or right after the "." before it, half of the time); echo sends the payload."""
+    lines = text.splitlines(keepends=True)
+    names = identifiers(text)
+    payload = echo_payload([tok.string for tok, _ in names], uri)
     rng = random.Random(seed)
     requests = []
     for i in range(count):
-        method = METHODS[i % len(METHODS)]
+        method = upstream.methods[i % len(upstream.methods)]
+        if method == ECHO:
+            requests.append(Request(method, {"seq": i, "result": payload}, f"echo #{i}"))
+            continue
         tok, after_dot = rng.choice(names)
         (row, start), (_, end) = tok.start, tok.end
-        if method == "textDocument/hover":
+        if method == HOVER:
             col = (start + end) // 2
-        elif method == "textDocument/definition" or (after_dot and rng.random() < 0.5):
+        elif method == DEFINITION or (after_dot and rng.random() < 0.5):
             col = start
         else:
             col = end
         utf16 = len(lines[row - 1][:col].encode("utf-16-le")) // 2
-        requests.append(Request(method, row - 1, utf16))
+        params = {"textDocument": {"uri": uri}, "position": {"line": row - 1, "character": utf16}}
+        requests.append(Request(method, params, f"{short(method)} {row - 1}:{utf16}"))
     return requests
 
 
-def send_timed(client: LspClient, uri: str, req: Request, samples: Samples) -> str:
-    """Send one request and record its latency; return its result, canonicalised
-    (lists sorted: pylsp lists several definitions in no fixed order)."""
-    params = {
-        "textDocument": {"uri": uri},
-        "position": {"line": req.line, "character": req.character},
-    }
-    reply, ms = client.request(req.method, params)
-    samples.ms[client.name].append(ms)
-    if "error" in reply:
-        samples.problems.append(f"{client.name} {req}: error {reply['error']}")
-    result = reply.get("result")
-    if isinstance(result, list):
-        return json.dumps(sorted(json.dumps(item, sort_keys=True) for item in result))
-    return json.dumps(result, sort_keys=True)
-
-
-def measure(clients: list[LspClient], uri: str, requests: list[Request], samples: Samples) -> None:
-    """The same blocks of requests to each client, alternating who goes first."""
-    for index, start in enumerate(range(0, len(requests), BLOCK)):
-        block = requests[start : start + BLOCK]
-        results = {}
-        for client in clients if index % 2 == 0 else clients[::-1]:
-            results[client.name] = [send_timed(client, uri, req, samples) for req in block]
-        samples.methods += [req.method for req in block]
-        for req, direct, proxied in zip(block, results["direct"], results["proxied"], strict=True):
-            if direct != proxied:
-                samples.problems.append(f"{req}: results differ: {direct[:150]} vs {proxied[:150]}")
-
-
-def run(path: Path, requests: list[Request]) -> dict[str, Samples]:
+def run(upstream: Upstream, path: Path, count: int, seed: int) -> dict[str, Samples]:
     """Start both servers, warm up, measure idle then busy; always shut them down."""
-    uri, text = path.as_uri(), path.read_text(encoding="utf-8")
-    results = {"idle": Samples(), "busy": Samples()}
+    text = path.read_text(encoding="utf-8")
+    requests = build_requests(upstream, text, path.as_uri(), WARMUP + count, seed)
+    results = {f"{upstream.name} idle": Samples(), f"{upstream.name} busy": Samples()}
+    idle, busy = results.values()
+    started = time.monotonic()
     with contextlib.ExitStack() as stack:
         clients = []
-        for name, command in SERVERS.items():
+        for name, command in (("direct", upstream.direct), ("proxied", upstream.proxied)):
             clients.append(LspClient(name, command))
             stack.callback(clients[-1].close)
             clients[-1].open_document(path, text)
         proxied = clients[1]
         status = proxied.request("steerlsp/status")[0]["result"]
         proxied.extra_pids.append(status["upstream"]["pid"])
-        measure(clients, uri, requests[:WARMUP], Samples())  # warm-up, not counted
-        measure(clients, uri, requests[WARMUP:], results["idle"])
+        measure(clients, requests[:WARMUP], Samples())  # warm-up, not counted
+        measure(clients, requests[WARMUP:], idle)
         keeper = BusyKeeper(proxied)
         stack.callback(keeper.stop)
         keeper.start()
-        time.sleep(0.2)  # let the worker thread start spinning
-        measure(clients, uri, requests[WARMUP:], results["busy"])
-        results["busy"].problems += [f"proxied benchBusy: error {e}" for e in keeper.errors]
-        print(f"benchBusy requests completed during the busy scenario: {keeper.completed}")
+        measure(clients, requests[WARMUP:], busy)
+        busy.problems += [f"proxied benchBusy: error {e}" for e in keeper.errors]
+    print(
+        f"{upstream.name}: {2 * count} requests per server in {time.monotonic() - started:.0f} s;"
+        f" benchBusy requests completed while busy: {keeper.completed}",
+        file=sys.stderr,
+    )
     return results
 
 
-def summarize(samples: Samples) -> dict[str, dict[str, float]]:
-    """Per method and overall: percentiles of direct, proxied, and paired differences."""
-    methods = np.array(samples.methods)
-    direct, proxied = np.array(samples.ms["direct"]), np.array(samples.ms["proxied"])
-    rows = {}
-    for label in (*METHODS, "all"):
-        mask = np.ones(len(methods), bool) if label == "all" else methods == label
-        row: dict[str, float] = {"n": int(mask.sum())}
-        for q in (50, 99):
-            d, p = np.percentile(direct[mask], q), np.percentile(proxied[mask], q)
-            paired = np.percentile(proxied[mask] - direct[mask], q)
-            row |= {f"direct_p{q}": d, f"proxied_p{q}": p, f"added_p{q}": p - d}
-            row |= {f"ratio_p{q}": p / d, f"paired_p{q}": paired}
-        rows[label.removeprefix("textDocument/")] = row
-    return rows
+def verdicts(summary: dict[str, dict[str, dict[str, float]]]) -> dict[str, bool]:
+    """``"scenario method pQ"`` -> whether added pQ is within its target."""
+    return {
+        f"{scenario} {method} {q}": row[f"added_{q}"] <= limit
+        for scenario, rows in summary.items()
+        for method, row in rows.items()
+        for q, limit in TARGETS_MS.items()
+    }
 
 
-COLUMNS = [  # (header, key, format); times in ms
-    *[(f"{k} p{q}", f"{k}_p{q}", "{:.2f}") for q in (50, 99) for k in ("direct", "proxied")],
-    *[(f"added p{q}", f"added_p{q}", "{:+.2f}") for q in (50, 99)],
-    *[(f"ratio p{q}", f"ratio_p{q}", "{:.3f}x") for q in (50, 99)],
-    *[(f"paired Δ p{q}", f"paired_p{q}", "{:+.2f}") for q in (50, 99)],
-]
-
-
-def markdown(summary: dict[str, dict[str, dict[str, float]]]) -> str:
-    head = ["scenario", "method", "n", *(header for header, _, _ in COLUMNS)]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for scenario, rows in summary.items():
-        for method, row in rows.items():
-            cells = [scenario, method, str(row["n"]), *(f.format(row[k]) for _, k, f in COLUMNS)]
-            out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out)
-
-
-def verdicts(summary: dict[str, dict[str, dict[str, float]]]) -> list[str]:
-    """PASS/MISS per target, scenario and method ("all" is the headline)."""
+def verdict_lines(summary: dict[str, dict[str, dict[str, float]]]) -> list[str]:
     lines = []
-    for scenario, rows in summary.items():
-        for method, row in rows.items():
-            for q, limit in TARGETS_MS.items():
-                added = row[f"added_{q}"]
-                verdict = "PASS" if added <= limit else "MISS"
-                lines.append(
-                    f"{verdict} {scenario} {method}: added {q} {added:+.2f} ms (<= {limit})"
-                )
+    for key, ok in verdicts(summary).items():
+        scenario, method, q = key.rsplit(" ", 2)
+        added = summary[scenario][method][f"added_{q}"]
+        limit = TARGETS_MS[q]
+        lines.append(f"{'PASS' if ok else 'MISS'} {key}: added {added:+.2f} ms (<= {limit:g})")
     return lines
 
 
-def plot(results: dict[str, Samples], path: Path) -> None:
-    """Latency CDFs per method, direct (solid) vs proxied (dashed), a panel per scenario."""
-    fig, axes = plt.subplots(1, len(results), figsize=(13, 5), sharey=True, squeeze=False)
-    for ax, (scenario, samples) in zip(axes[0], results.items(), strict=True):
-        methods = np.array(samples.methods)
-        for color, method in zip(("C0", "C1", "C2"), METHODS, strict=True):
-            for server, style in (("direct", "-"), ("proxied", "--")):
-                ms = np.sort(np.array(samples.ms[server])[methods == method])
-                label = f"{method.removeprefix('textDocument/')} {server}"
-                ax.plot(ms, np.arange(1, len(ms) + 1) / len(ms), style, color=color, label=label)
-        ax.set(xscale="log", xlabel="latency (ms)", title=f"{scenario}: direct vs proxied")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel("fraction of requests")
-    axes[0][0].legend(fontsize=8, loc="lower right")
+def headlines(summary: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    """One line per upstream: all of its per-method checks, and the worst added."""
+    checks = verdicts(summary)
+    lines = []
+    for upstream in UPSTREAMS.values():
+        mine = {k: ok for k, ok in checks.items() if k.startswith(upstream.name + " ")}
+        if not mine:
+            continue
+        worst = []
+        for q in TARGETS_MS:
+            cells = [
+                (row[f"added_{q}"], f"{scenario.split()[1]} {method}")
+                for scenario, rows in summary.items()
+                if scenario.startswith(upstream.name + " ")
+                for method, row in rows.items()
+            ]
+            value, where = max(cells)
+            worst.append(f"worst added {q} {value:+.2f} ms ({where})")
+        verdict = "PASS" if all(mine.values()) else "MISS"
+        passed = f"{sum(mine.values())}/{len(mine)} checks pass"
+        lines.append(f"{verdict} {upstream.name}, {upstream.role}: {passed}; " + "; ".join(worst))
+    return lines
+
+
+def plot(results: dict[str, Samples], path: Path, count: int) -> None:
+    """Latency CDFs per method, direct (solid) vs proxied (dashed): a row per
+    upstream, a column per idle/busy."""
+    names = list(dict.fromkeys(scenario.split()[0] for scenario in results))
+    fig, axes = plt.subplots(len(names), 2, figsize=(13, 4.6 * len(names)), squeeze=False)
+    for row, name in zip(axes, names, strict=True):
+        for ax, state in zip(row, ("idle", "busy"), strict=True):
+            samples = results[f"{name} {state}"]
+            methods = np.array(samples.methods)
+            for color, method in zip(("C0", "C1", "C2"), dict.fromkeys(methods), strict=False):
+                for server, style in (("direct", "-"), ("proxied", "--")):
+                    ms = np.sort(np.array(samples.ms[server])[methods == method])
+                    frac = np.arange(1, len(ms) + 1) / len(ms)
+                    label = f"{short(method)} {server}"
+                    ax.plot(ms, frac, style, color=color, label=label)
+            title = f"{name} {state}: direct vs proxied ({UPSTREAMS[name].role.split(' (')[0]})"
+            ax.set(xscale="log", xlabel="latency (ms)", title=title)
+            ax.set(ylabel="fraction of requests", ylim=(0, 1.01))
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8, loc="lower right")
+        lows, highs = zip(*(ax.get_xlim() for ax in row), strict=True)
+        for ax in row:  # one scale per upstream, so idle and busy compare by eye
+            ax.set_xlim(min(lows), max(highs))
+    fig.suptitle(f"steerlsp proxy latency, {count} requests per scenario")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -356,34 +280,42 @@ def plot(results: dict[str, Samples], path: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000, help="measured requests per scenario")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_REQUESTS} requests per scenario"
+    )
+    parser.add_argument("--only", choices=list(UPSTREAMS), help="measure just this upstream")
     parser.add_argument("--file", default=textwrap.__file__, help="module (default: textwrap)")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--seed", type=int, default=1234)
     args = parser.parse_args()
+    count = QUICK_REQUESTS if args.quick else args.requests
     started = time.monotonic()
     source = Path(args.file).resolve()
     text = source.read_text(encoding="utf-8")
-    requests = build_requests(text, WARMUP + args.requests, args.seed)
+    results: dict[str, Samples] = {}
     try:
         # A copy in a fresh folder: with the stdlib folder as its project root, jedi
         # spends seconds per hover, which would bury what we measure.
         with tempfile.TemporaryDirectory(prefix="proxy_latency-") as folder:
             path = Path(folder) / source.name
             path.write_text(text, encoding="utf-8")
-            results = run(path, requests)
+            for name in ("pylsp", "echo"):
+                if args.only in (None, name):
+                    results |= run(UPSTREAMS[name], path, count, args.seed)
     except KeyboardInterrupt:
         print("interrupted; servers shut down", file=sys.stderr)
         return 130
     summary = {scenario: summarize(samples) for scenario, samples in results.items()}
     problems = [p for samples in results.values() for p in samples.problems]
     args.out.mkdir(parents=True, exist_ok=True)
-    plot(results, args.out / "proxy_latency.png")
-    report = {"file": str(source), "requests": args.requests, "seed": args.seed}
-    report |= {"targets_ms": TARGETS_MS, "summary": summary, "verdicts": verdicts(summary)}
-    report |= {"problems": problems, "samples": {k: asdict(v) for k, v in results.items()}}
+    plot(results, args.out / "proxy_latency.png", count)
+    report = {"file": str(source), "requests": count, "seed": args.seed, "warmup": WARMUP}
+    report |= {"targets_ms": TARGETS_MS, "summary": summary, "verdicts": verdict_lines(summary)}
+    report |= {"headlines": headlines(summary), "problems": problems}
+    report |= {"samples": {k: asdict(v) for k, v in results.items()}}
     (args.out / "proxy_latency.json").write_text(json.dumps(report, indent=1))
-    print(markdown(summary), "", *verdicts(summary), "", f"{len(problems)} problem(s)", sep="\n")
-    print(*problems[:20], sep="\n")
+    print(markdown(summary), "", *verdict_lines(summary), "", *headlines(summary), sep="\n")
+    print(f"\n{len(problems)} problem(s)", *problems[:20], sep="\n")
     print(f"wrote {args.out}/proxy_latency.json and .png in {time.monotonic() - started:.0f} s")
     return 0
 

@@ -11,8 +11,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lsprotocol import types
-
 from steerlsp import __version__
 from steerlsp.server import config
 from steerlsp.server.completions import Completions
@@ -109,7 +107,6 @@ async def serve(
     server.proxy = proxy
     server.protocol.proxy = proxy
     server.completions = Completions(server)
-    proxy.result_hooks[types.TEXT_DOCUMENT_COMPLETION] = server.completions.merge_fallback
     await proxy.start_upstream()
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
     return await proxy.exit_code

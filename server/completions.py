@@ -94,6 +94,7 @@ class Completions:
 
     def start_loading(self) -> None:
         """Load the configured model on the worker thread; report progress and failure."""
+        self._hook_fallback()
         model = self.settings.model
         key = (
             model.name,
@@ -232,7 +233,17 @@ class Completions:
         has_inline = (
             caps.text_document is not None and caps.text_document.inline_completion is not None
         )
-        return self.settings.completion.fallback and not has_inline
+        completion = self.settings.completion
+        return completion.enabled and completion.fallback and not has_inline
+
+    def _hook_fallback(self) -> None:
+        """Intercept pylsp's completion replies only while a fallback item can be added:
+        otherwise they keep the proxy's direct path (no copy, no extra task)."""
+        hooks = self.ls.proxy.result_hooks
+        if self._fallback_wanted():
+            hooks[types.TEXT_DOCUMENT_COMPLETION] = self.merge_fallback
+        else:
+            hooks.pop(types.TEXT_DOCUMENT_COMPLETION, None)
 
     def _require_ready(self) -> None:
         if self.state is ModelState.READY:

@@ -1,0 +1,198 @@
+"""The evaluation tasks: loading, their venvs, and grading a completion.
+
+See ``bench/tasks/README.md`` for the task format. Venvs are built once per
+distinct ``requirements.txt`` under ``bench/.venvs/<sha>`` from PyPI with the
+exact pins, plus pytest and pylint for grading.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomllib
+
+BENCH = Path(__file__).resolve().parent
+TASKS = BENCH / "tasks"
+VENVS = BENCH / ".venvs"
+GRADER_PINS = ("pytest==8.3.3", "pylint==3.3.1")
+# pylint: no-member, undefined-variable, no-name-in-module, no-value-for-parameter,
+# too-many-function-args, unexpected-keyword-arg: the API-existence errors.
+STATIC_CODES = ("E1101", "E0602", "E0611", "E1120", "E1121", "E1123")
+OUTCOMES = ("solved", "partial", "not_solved", "error")
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    kind: str
+    library: str
+    entry: str
+    reason: str
+    changelog: str
+    path: Path
+
+    @property
+    def prompt(self) -> str:
+        return (self.path / "prompt.py").read_text()
+
+    @property
+    def solution(self) -> str:
+        return (self.path / "solution.py").read_text()
+
+    @property
+    def requirements(self) -> str:
+        req = self.path / "requirements.txt"
+        return req.read_text().strip() if req.exists() else ""
+
+
+@dataclass
+class Grade:
+    outcome: str  # one of OUTCOMES
+    detail: str = ""
+    tests: dict[str, bool] = field(default_factory=dict)
+
+
+def load_tasks(root: Path = TASKS) -> list[Task]:
+    """Every task directory under ``root``, sorted by id."""
+    tasks = []
+    for meta in sorted(root.glob("*/task.toml")):
+        data = tomllib.loads(meta.read_text())
+        tasks.append(
+            Task(
+                data["id"],
+                data["kind"],
+                data["library"],
+                data["entry"],
+                data.get("reason", ""),
+                data.get("changelog", ""),
+                meta.parent,
+            )
+        )
+    return tasks
+
+
+def venv_for(requirements: str, root: Path = VENVS) -> Path:
+    """The python of a venv with exactly these pins (built on first use)."""
+    key = hashlib.sha256(f"{sys.version_info[:2]}\n{requirements}".encode()).hexdigest()[:16]
+    venv = root / key
+    python = venv / "bin" / "python"
+    if (venv / ".complete").exists():
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pins = [line for line in requirements.splitlines() if line.strip()]
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            *GRADER_PINS,
+            *pins,
+        ],
+        check=True,
+    )
+    (venv / ".complete").write_text(requirements)
+    return python
+
+
+def grade(task: Task, completion: str, python: Path, timeout: float = 120) -> Grade:
+    """Run the task's tests on ``prompt.py + completion`` in a copy of the task."""
+    candidate = task.prompt + completion
+    try:
+        ast.parse(candidate)
+    except SyntaxError as exc:
+        return Grade("error", f"syntax error: {exc.msg} (line {exc.lineno})")
+    with tempfile.TemporaryDirectory(prefix=f"{task.id}-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(task.path, work, dirs_exist_ok=True)
+        (work / "candidate.py").write_text(candidate)
+        report = work / "report.xml"
+        try:
+            subprocess.run(
+                [
+                    str(python),
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    f"--junitxml={report}",
+                    "test_task.py",
+                ],
+                cwd=work,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return Grade("error", f"tests timed out after {timeout:.0f}s")
+        if not report.exists():
+            return Grade("error", "the tests did not run")
+        return outcome_of(_results(report))
+
+
+def outcome_of(tests: dict[str, bool]) -> Grade:
+    """solved / partial (output passes, approach fails) / not solved / error."""
+    if not tests:
+        return Grade("error", "no test ran (import failed?)", tests)
+    output = {n: ok for n, ok in tests.items() if n.startswith("test_output")}
+    if all(tests.values()):
+        return Grade("solved", "", tests)
+    if output and all(output.values()):
+        return Grade("partial", "approach test failed", tests)
+    return Grade("not_solved", "output test failed", tests)
+
+
+def _results(report: Path) -> dict[str, bool]:
+    tests: dict[str, bool] = {}
+    for case in ET.parse(report).iter("testcase"):
+        failed = any(child.tag in ("failure", "error") for child in case)
+        skipped = any(child.tag == "skipped" for child in case)
+        if not skipped:
+            tests[case.get("name", "?")] = not failed
+    if not tests and any(ET.parse(report).iter("error")):
+        return {}
+    return tests
+
+
+def static_errors(task: Task, completion: str, python: Path) -> list[str]:
+    """pylint's API-existence errors on the completion's own lines."""
+    first = task.prompt.count("\n") + 1
+    with tempfile.TemporaryDirectory(prefix=f"{task.id}-lint-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(task.path, work, dirs_exist_ok=True)
+        (work / "candidate.py").write_text(task.prompt + completion)
+        out = subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pylint",
+                "--disable=all",
+                f"--enable={','.join(STATIC_CODES)}",
+                "--output-format=parseable",
+                "--score=n",
+                "candidate.py",
+            ],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
+    errors = []
+    for line in out.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3 and parts[1].isdigit() and int(parts[1]) >= first:
+            errors.append(parts[2].strip())
+    return errors

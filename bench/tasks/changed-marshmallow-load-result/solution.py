@@ -1,0 +1,4 @@
+try:
+        return SignupSchema().load(form), {}
+    except ValidationError as err:
+        return {}, err.messages

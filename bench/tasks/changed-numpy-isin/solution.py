@@ -1,0 +1,1 @@
+return np.isin(customer_ids, np.asarray(blocked, dtype=customer_ids.dtype))

@@ -1,0 +1,1 @@
+return float(np.trapezoid(power_w, x=timestamps_s)) / JOULES_PER_KWH

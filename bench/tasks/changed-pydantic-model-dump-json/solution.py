@@ -1,0 +1,1 @@
+return event.model_dump_json(exclude_unset=True)

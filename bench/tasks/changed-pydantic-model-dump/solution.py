@@ -1,0 +1,1 @@
+return profile.model_dump(by_alias=True, exclude_none=True)

@@ -1,0 +1,1 @@
+return attrs.evolve(policy, attempts=attempts)

@@ -1,0 +1,1 @@
+bisect.insort(queue, job, key=lambda queued: queued.priority)

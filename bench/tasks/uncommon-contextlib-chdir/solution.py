@@ -1,0 +1,2 @@
+with contextlib.chdir(path):
+        return step()

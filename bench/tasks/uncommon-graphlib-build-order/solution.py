@@ -1,0 +1,1 @@
+return list(graphlib.TopologicalSorter(deps).static_order())

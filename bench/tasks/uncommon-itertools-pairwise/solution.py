@@ -1,0 +1,1 @@
+return [later - earlier for earlier, later in itertools.pairwise(readings)]

@@ -1,0 +1,1 @@
+return pd.merge_asof(trades, quotes, on="time", by="symbol")

@@ -1,0 +1,1 @@
+return pydantic.TypeAdapter(list[Event]).validate_json(payload)

@@ -1,0 +1,1 @@
+return f"({cwd}) $ {shlex.join(argv)}"

@@ -1,0 +1,1 @@
+return statistics.correlation(xs, ys)
