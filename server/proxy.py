@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import enum
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -38,7 +37,14 @@ from steerlsp.server.documents import DocumentIndex
 from steerlsp.server.framing import FramingError
 from steerlsp.server.positions import convert_columns, from_code_points, to_code_points
 from steerlsp.server.quirks import fix_pyflakes_columns
-from steerlsp.server.upstream import UpstreamMissing, UpstreamProcess
+from steerlsp.server.supervisor import (
+    Lifecycle,
+    UpstreamError,
+    UpstreamSupervisor,
+    _Forwarded,
+    _Internal,
+)
+from steerlsp.server.upstream import UpstreamProcess
 
 if TYPE_CHECKING:
     from steerlsp.server.lsp import SteerServer
@@ -65,35 +71,8 @@ _SAME_DOCUMENT_RESULTS = frozenset(
 )
 
 
-class Lifecycle(enum.Enum):
-    UNINITIALIZED = "uninitialized"
-    INITIALIZING = "initializing"
-    RUNNING = "running"
-    SHUTDOWN = "shutdown"
-    EXITED = "exited"
-
-
-class UpstreamError(Exception):
-    """An internal request to the upstream failed (crash, error reply, timeout)."""
-
-
-@dataclass
-class _Forwarded:
-    client_id: rpc.MsgId
-    method: str
-    uri: str | None
-    sent: bool = False
-    params: Any = None  # the client's params, kept only for methods with a result hook
-
-
 # (the client's request params, the result in client units) -> the result to send
 ResultHook = Callable[[Any, Any], Awaitable[Any]]
-
-
-@dataclass
-class _Internal:
-    method: str
-    future: asyncio.Future[Any] = field(repr=False)
 
 
 @dataclass
@@ -104,7 +83,7 @@ class ProxyOptions:
     initialize_timeout: float = 30.0
 
 
-class Proxy:
+class Proxy(UpstreamSupervisor):
     """Routes every message; owns the lifecycle and the upstream's restarts."""
 
     def __init__(
@@ -469,41 +448,7 @@ class Proxy:
         for message in held:
             self._send_upstream(message)
 
-    async def request_upstream(self, method: str, params: Any, timeout: float) -> Any:
-        """A request of steerlsp's own, invisible to the editor."""
-        if self.upstream is None or not self.upstream.alive:
-            raise UpstreamError(self.unavailable or "the upstream server is not running")
-        up_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._forwarded[up_id] = _Internal(method, future)
-        if not self.upstream.send(rpc.request(up_id, method, params)):
-            self._forwarded.pop(up_id, None)
-            raise UpstreamError("the upstream server is not running")
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError as exc:
-            self._forwarded.pop(up_id, None)
-            raise UpstreamError(f"{method} timed out after {timeout:.0f}s") from exc
-
     # ---- lifecycle -----------------------------------------------------
-
-    async def start_upstream(self) -> None:
-        """Spawn the upstream. A missing command is reported, not raised."""
-        proc = UpstreamProcess(
-            self.options.command,
-            on_message=self.on_upstream_message,
-            on_exit=self._upstream_exited,
-        )
-        self.upstream = proc
-        try:
-            await proc.start()
-        except UpstreamMissing as exc:
-            self.upstream = None
-            self._give_up(
-                f"steerlsp: cannot start the upstream language server {exc}. "
-                "Install python-lsp-server or pass --upstream CMD; "
-                "steerlsp's own features keep working."
-            )
 
     async def _initialize(self, request: rpc.Request) -> None:
         try:
@@ -563,16 +508,6 @@ class Proxy:
     def _unstructure(self, value: Any) -> Any:
         return self.protocol._converter.unstructure(value)
 
-    def _upstream_up(self) -> None:
-        self.upstream_ready = True
-        if self.upstream is not None and self._overlay is not None and self._settings is None:
-            self.upstream.send(
-                rpc.notification(
-                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
-                )
-            )
-        self._flush_held()
-
     async def _shutdown(self, request: rpc.Request) -> None:
         self.state = Lifecycle.SHUTDOWN
         for future in list(self.protocol._request_futures.values()):
@@ -592,102 +527,6 @@ class Proxy:
         self.state = Lifecycle.EXITED
         self._spawn(self._stop_upstream(code))
 
-    async def _stop_upstream(self, code: int) -> None:
-        proc = self.upstream
-        if proc is not None:
-            proc.stopping = True
-            proc.send(rpc.notification(types.EXIT))
-            await proc.stop(grace=2.0)
-        if not self.exit_code.done():
-            self.exit_code.set_result(code)
-
-    def _upstream_exited(self, proc: UpstreamProcess, code: int | None) -> None:
-        stopping = proc.stopping
-        if proc is not self.upstream:
-            return
-        self.upstream_ready = False
-        self._fail_sent(
-            f"The upstream language server exited (code {code}) while this "
-            "request was running; it is being restarted."
-        )
-        self._to_client.clear()
-        self._upstream_to_client.clear()
-        if stopping or self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
-            return
-        self._spawn(self._restart(code))
-
-    def _fail_sent(self, reason: str) -> None:
-        for up_id, entry in list(self._forwarded.items()):
-            if isinstance(entry, _Internal):
-                del self._forwarded[up_id]
-                if not entry.future.done():
-                    entry.future.set_exception(UpstreamError(reason))
-            elif entry.sent:
-                del self._forwarded[up_id]
-                self._client_to_upstream.pop(entry.client_id, None)
-                self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
-
-    async def _restart(self, code: int | None) -> None:
-        self.restarts += 1
-        if self.restarts > self.options.max_restarts:
-            self._give_up(
-                f"steerlsp: the upstream language server crashed {self.restarts} "
-                "times; not restarting it again. AI features keep working; "
-                "restart the editor's language server to recover."
-            )
-            return
-        backoff = self.options.backoff
-        await asyncio.sleep(backoff[min(self.restarts - 1, len(backoff) - 1)])
-        if self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
-            return
-        await self.start_upstream()
-        if self.upstream is None:
-            return
-        if self._init_params is not None:
-            try:
-                await self._reinitialize()
-            except UpstreamError as exc:
-                log.error("re-initializing the upstream failed: %s", exc)
-                self.upstream.kill()  # its exit schedules the next attempt
-                return
-        else:
-            self._upstream_up()
-        if not self._told_crash:
-            self._told_crash = True
-            self.show_message(
-                types.MessageType.Warning,
-                f"steerlsp: the upstream language server exited (code {code}) "
-                "and was restarted; open documents were restored.",
-            )
-
-    async def _reinitialize(self) -> None:
-        assert self.upstream is not None
-        await self.request_upstream(
-            types.INITIALIZE, self._init_params, self.options.initialize_timeout
-        )
-        proc = self.upstream
-        proc.send(rpc.notification(types.INITIALIZED, {}))
-        if self._settings is not None or self._overlay is not None:
-            proc.send(
-                rpc.notification(
-                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
-                )
-            )
-        for message in sync.replay(self.protocol.workspace, self._unstructure):
-            proc.send(message)
-        self._upstream_up()
-
-    def _give_up(self, reason: str) -> None:
-        self.unavailable = reason
-        log.error("%s", reason)
-        self._fail_sent(reason)
-        held, self._held = self._held, []
-        for message in held:
-            entry = self._forwarded.pop(message.get("id"), None)  # type: ignore[arg-type]
-            if isinstance(entry, _Forwarded):
-                self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
-        self.show_message(types.MessageType.Error, reason)
-
     def show_message(self, kind: types.MessageType, text: str) -> None:
         """One ``window/showMessage`` to the editor (held until initialize is answered)."""
         if self.state in (Lifecycle.UNINITIALIZED, Lifecycle.INITIALIZING):
@@ -696,19 +535,6 @@ class Proxy:
         self._write(
             rpc.notification(types.WINDOW_SHOW_MESSAGE, {"type": int(kind), "message": text})
         )
-
-    def status(self) -> dict[str, Any]:
-        """What ``steerlsp/status`` reports."""
-        return {
-            "state": self.state.value,
-            "upstream": {
-                "command": self.options.command,
-                "pid": self.upstream.pid if self.upstream else None,
-                "ready": self.upstream_ready,
-                "restarts": self.restarts,
-                "unavailable": self.unavailable,
-            },
-        }
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
