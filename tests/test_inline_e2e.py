@@ -16,6 +16,9 @@ import pytest
 
 from tests.rawclient import RawClient, steerlsp_command
 
+# The first model start converts the GGUF and the first task builds its venv.
+pytestmark = pytest.mark.timeout(900)
+
 REQUEST_CANCELLED, REQUEST_FAILED = -32800, -32803
 CAPS = {
     "general": {"positionEncodings": ["utf-16"]},

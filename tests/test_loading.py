@@ -77,7 +77,9 @@ def test_a_converted_gguf_is_reused_without_converting_again(tmp_path, cache, mo
     converted = cache / "converted" / first
     converted.mkdir(parents=True)
     (converted / "complete").write_text("done")
-    monkeypatch.setattr("transformers.AutoModelForCausalLM.from_pretrained",
-                        lambda *a, **k: pytest.fail("converted again"))
+    monkeypatch.setattr(
+        "transformers.AutoModelForCausalLM.from_pretrained",
+        lambda *a, **k: pytest.fail("converted again"),
+    )
     assert loading._convert_gguf(gguf, lambda message, percent: None) == converted
     assert loading._sha256(gguf) == first  # memoised by path, size and mtime

@@ -18,6 +18,9 @@ import pytest
 
 from tests.rawclient import steerlsp_command
 
+# The first model start converts the GGUF and the first task builds its venv.
+pytestmark = pytest.mark.timeout(900)
+
 SESSION = Path(__file__).parent / "neovim" / "session.lua"
 
 
@@ -31,11 +34,21 @@ def test_neovim_session(shop, tmp_path):
     root = tmp_path / "shop"
     shutil.copytree(shop, root)
     out = tmp_path / "out.json"
-    env = {**os.environ, "STEERLSP_CMD": json.dumps(steerlsp_command()),
-           "STEERLSP_ROOT": str(root), "STEERLSP_OUT": str(out),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
-    subprocess.run([_nvim(), "--headless", "--clean", "-c", f"luafile {SESSION}"],
-                   env=env, timeout=900, check=False, capture_output=True)
+    env = {
+        **os.environ,
+        "STEERLSP_CMD": json.dumps(steerlsp_command()),
+        "STEERLSP_ROOT": str(root),
+        "STEERLSP_OUT": str(out),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    subprocess.run(
+        [_nvim(), "--headless", "--clean", "-c", f"luafile {SESSION}"],
+        env=env,
+        timeout=900,
+        check=False,
+        capture_output=True,
+    )
     seen = json.loads(out.read_text())
     assert "error" not in seen, seen.get("error")
     assert seen["server"]["name"] == "steerlsp"

@@ -6,8 +6,13 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench import run_tasks
 from bench.evaltasks import OUTCOMES
+
+# The first model start converts the GGUF and the first task builds its venv.
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_ci_subset_produces_a_report_plot_and_results(tmp_path, monkeypatch):

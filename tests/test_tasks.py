@@ -14,6 +14,9 @@ import pytest
 from bench.evaltasks import grade as grade_completion
 from bench.evaltasks import load_tasks, outcome_of, venv_for
 
+# The first model start converts the GGUF and the first task builds its venv.
+pytestmark = pytest.mark.timeout(900)
+
 TASKS = load_tasks()
 
 
