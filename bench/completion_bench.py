@@ -168,7 +168,8 @@ def record(position: Position, seconds: float, text: str, **extra: Any) -> dict[
 def rss_mb(pid: int) -> float:
     """VmRSS of ``pid`` in MB; 0 once it is gone."""
     with contextlib.suppress(OSError):
-        return int(re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text())[1]) / 1024
+        found = re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text())
+        return int(found[1]) / 1024 if found else 0.0
     return 0.0
 
 
@@ -331,10 +332,14 @@ def run_generate(model: Any, ids: list[int], n: int) -> dict[str, Any]:
 def run_engine(engine: Engine, ids: list[int], n: int) -> dict[str, Any]:
     eos = torch.tensor(sorted(engine.eos_ids))
     times: list[float] = []
+    no_eos = lambda history, scores: scores.index_fill(-1, eos, float("-inf"))  # noqa: E731
+
+    def clock(text: str) -> bool:  # should_stop: timestamps each token, never stops
+        times.append(time.perf_counter())
+        return False
+
     engine.reset()
     started = time.perf_counter()
-    no_eos = lambda history, scores: scores.index_fill(-1, eos, float("-inf"))  # noqa: E731
-    clock = lambda text: times.append(time.perf_counter()) is not None  # never stops  # noqa: E731
     generation = engine.generate(ids, max_new_tokens=n, processors=[no_eos], should_stop=clock)
     return speed(generation.token_ids, started, times)
 
@@ -513,7 +518,11 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     plot(server, direct, decode, s, args.out / "completion_bench.png")
     runs = {"server": server, "direct": direct, "decode": decode}
-    report = {"args": vars(args) | {"out": str(args.out)}, "load_average": LOADS, "summary": s}
+    report: dict[str, Any] = {
+        "args": vars(args) | {"out": str(args.out)},
+        "load_average": LOADS,
+        "summary": s,
+    }
     report |= runs | {"positions": [asdict(p) | {"cursor": p.cursor()} for p in positions]}
     (args.out / "completion_bench.json").write_text(json.dumps(report, indent=1))
 

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from steerlsp.models.engine import Engine, Generation
+from steerlsp.models.engine import Engine, Generation, release_memory
 from steerlsp.models.loading import LoadedModel
 from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
 from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
@@ -96,6 +96,8 @@ class Completer:
                 raise ModelOutOfMemory(str(exc) or "out of memory") from exc
             self.engine.reset()
             raise
+        finally:
+            release_memory()
         if generation.stop == "cancelled":
             raise JobCancelled()
         generated = generation.text
