@@ -10,6 +10,7 @@ makes rolling back to a shared prefix a crop.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import time
 from collections.abc import Callable, Sequence
@@ -166,10 +167,8 @@ class Engine:
 
 def release_memory() -> None:
     """Hand freed heap memory back to the OS (glibc keeps large prefill buffers)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # not glibc: nothing to do
 
 
 def _generator(seed: int | None, device: Any) -> torch.Generator | None:
