@@ -26,7 +26,7 @@ def merge_capabilities(upstream: dict[str, Any], ours: dict[str, Any]) -> dict[s
         elif key == "textDocumentSync":
             merged[key] = _sync_options(merged.get(key))
         elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -39,11 +39,12 @@ def _sync_options(upstream: Any) -> dict[str, Any]:
     return options
 
 
-def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``top`` merged in (``top``'s leaves win); neither is mutated."""
     out = dict(base)
     for key, value in top.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+            out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
     return out

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from steerlsp.server.capabilities import deep_merge
+
 WORKSPACE_VENVS = (".venv", "venv")
 
 
@@ -54,15 +56,4 @@ def with_overlay(settings: Any, extra: dict[str, Any] | None) -> Any:
     if extra is None:
         return settings
     base = settings if isinstance(settings, dict) else {}
-    return _merge(base, extra)
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        out[key] = (
-            _merge(out[key], value)
-            if isinstance(value, dict) and isinstance(out.get(key), dict)
-            else value
-        )
-    return out
+    return deep_merge(base, extra)

@@ -10,6 +10,7 @@ needed for that document, the common all-BMP case).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,8 @@ LinesOf = Callable[[str], "Lines | None"]
 ColumnMap = Callable[[str, int], int]
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+# Runs on every didChange: scan in C, not a Python loop over the document.
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def units_of(char: str, encoding: str) -> int:
@@ -65,7 +68,7 @@ def needs_conversion(text: str, client: str, upstream: str) -> bool:
         return False
     if UTF8 in (client, upstream):
         return True
-    return any(ord(c) > 0xFFFF for c in text)
+    return _ASTRAL.search(text) is not None
 
 
 def convert_columns(node: Any, uri: str | None, lines_of: LinesOf, column_map: ColumnMap) -> None:

@@ -259,16 +259,12 @@ class Proxy(UpstreamSupervisor):
         self._send_upstream(raw)
 
     def set_settings_overlay(self, overlay: dict[str, Any] | None) -> None:
-        """Settings merged into every configuration sent upstream (e.g. Jedi's environment)."""
-        if overlay == self._overlay:
-            return
+        """Settings merged into every configuration sent upstream (e.g. Jedi's environment).
+
+        Only stored: settings change at initialize (sent once the upstream is
+        up) or with didChangeConfiguration (forwarded right after, merged).
+        """
         self._overlay = overlay
-        if self.upstream_ready:
-            self._send_upstream(
-                rpc.notification(
-                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
-                )
-            )
 
     def _upstream_settings(self) -> dict[str, Any]:
         client = (
@@ -426,7 +422,14 @@ class Proxy(UpstreamSupervisor):
             def column(line: str, col: int) -> int:
                 return from_code_points(line, to_code_points(line, col, upstream), client)
 
-        convert_columns(node, uri, docs.lines_of, column)
+        seen: dict[str, Any] = {}  # one lookup (and for unopened files one stat) per uri
+
+        def lines_of(doc_uri: str) -> Any:
+            if doc_uri not in seen:
+                seen[doc_uri] = docs.lines_of(doc_uri)
+            return seen[doc_uri]
+
+        convert_columns(node, uri, lines_of, column)
 
     def _send_upstream(self, message: dict[str, Any], *, replayable: bool = False) -> None:
         """Send now if the upstream is ready; otherwise hold it (sync is replayed instead)."""
