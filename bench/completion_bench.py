@@ -206,7 +206,7 @@ class Session:
         """Wait for pylsp's diagnostics on the new text: its linting competes for the CPU."""
         try:
             await self.client.wait_for(lambda: self.linted(uri) > seen, 15)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.settle_timeouts += 1
 
     async def inline(self, position: Position, uri: str) -> dict[str, Any]:

@@ -13,11 +13,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import tomllib
 
 BENCH = Path(__file__).resolve().parent
 TASKS = BENCH / "tasks"

@@ -21,12 +21,11 @@ import ast
 import json
 import sys
 import time
+import tomllib
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 

@@ -6,14 +6,8 @@ every field). Everything here is pure apart from reading that file once.
 
 from __future__ import annotations
 
-import sys
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10
-    import tomli as tomllib
-
 import functools
+import tomllib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from importlib import resources
