@@ -155,3 +155,32 @@ def notification(method: str, params: Any = None) -> dict[str, Any]:
 def frame(msg: dict[str, Any]) -> bytes:
     """Serialise and frame one message."""
     return encode_frame(orjson.dumps(msg))
+
+
+# JSON escapes NUL as \u0000; Emacs' JSON parser rejects the whole message for it.
+_ESCAPED_NUL = b"\\u0000"
+
+
+def has_nul(body: bytes) -> bool:
+    """True when ``body`` (serialised JSON) may hold a NUL character. Cheap (a C search);
+    a false positive (a string holding a backslash then ``u0000``) only costs a parse."""
+    return _ESCAPED_NUL in body
+
+
+def without_nul(body: bytes) -> bytes:
+    """``body`` re-serialised with every NUL in its strings and keys replaced by U+FFFD."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body.replace(_ESCAPED_NUL, b"\\ufffd")
+    return orjson.dumps(_replace_nul(value))
+
+
+def _replace_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_replace_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_nul(key): _replace_nul(item) for key, item in value.items()}
+    return value

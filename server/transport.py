@@ -12,7 +12,8 @@ import select
 import threading
 from collections.abc import Callable
 
-from steerlsp.server.framing import Event, FrameDecoder
+from steerlsp.server import jsonrpc as rpc
+from steerlsp.server.framing import Event, FrameDecoder, encode_frame
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,12 @@ class ClientWriter:
         self.broken = False
 
     def write(self, data: bytes) -> None:
-        """Write one framed message, whole."""
+        """Write one framed message, whole, with no NUL in any of its strings.
+
+        Every byte to the editor passes here (the proxy's and pygls' alike), so
+        this is the one place that keeps NUL out: forwarded text can hold one.
+        """
+        data = _without_nul(data)
         with self._lock:
             if self.broken:
                 return
@@ -47,6 +53,15 @@ class ClientWriter:
         """pygls calls this on ``exit``; the process owns the real stream."""
 
 
+def _without_nul(frame: bytes) -> bytes:
+    split = frame.find(b"\r\n\r\n")
+    body = frame[split + 4 :] if split >= 0 else frame
+    if not rpc.has_nul(body):
+        return frame
+    log.warning("replaced NUL characters in a message to the editor")
+    return encode_frame(rpc.without_nul(body))
+
+
 def start_reader(
     read: Callable[[int], bytes],
     fileno: int,
@@ -56,25 +71,41 @@ def start_reader(
 ) -> threading.Thread:
     """Start the thread that frames the editor's bytes and posts them to ``loop``."""
 
-    def run() -> None:
-        decoder = FrameDecoder()
-        while True:
-            if decoder.pending and not _readable(fileno, IDLE_RESYNC_SECONDS):
-                events = decoder.flush_idle()
-                if events:
-                    loop.call_soon_threadsafe(on_events, events)
-                continue
-            try:
-                data = read(_CHUNK)
-            except OSError as exc:
-                log.error("reading from the editor failed: %s", exc)
-                data = b""
-            if not data:
-                loop.call_soon_threadsafe(on_eof)
-                return
-            events = decoder.feed(data)
+    decoder = FrameDecoder()
+
+    def step() -> bool:
+        """Read and post one chunk; False at end of input."""
+        if decoder.pending and not _readable(fileno, IDLE_RESYNC_SECONDS):
+            events = decoder.flush_idle()
             if events:
                 loop.call_soon_threadsafe(on_events, events)
+            return True
+        try:
+            data = read(_CHUNK)
+        except OSError as exc:
+            log.error("reading from the editor failed: %s", exc)
+            data = b""
+        if not data:
+            loop.call_soon_threadsafe(on_eof)
+            return False
+        events = decoder.feed(data)
+        if events:
+            loop.call_soon_threadsafe(on_events, events)
+        return True
+
+    def run() -> None:
+        # The session is deaf without this thread: a bug in one chunk's framing
+        # costs that chunk (the decoder starts afresh), never the thread.
+        nonlocal decoder
+        while True:
+            try:
+                if not step():
+                    return
+            except RuntimeError:  # the event loop is closed: the session is over
+                return
+            except Exception:
+                log.exception("error framing the editor's input; resynchronising")
+                decoder = FrameDecoder()
 
     thread = threading.Thread(target=run, name="steerlsp-reader", daemon=True)
     thread.start()

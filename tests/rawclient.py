@@ -37,6 +37,7 @@ class RawClient:
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []  # every message body as the server wrote it
         self.answer: Callable[[dict[str, Any]], Any] = lambda request: None
         self._ids = itertools.count(1000)
         self._waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}
@@ -59,6 +60,7 @@ class RawClient:
         while data := await self.proc.stdout.read(65536):
             for event in decoder.feed(data):
                 assert not isinstance(event, FramingError), event
+                self.bodies.append(event)
                 self._dispatch(json.loads(event))
 
     def _dispatch(self, msg: dict[str, Any]) -> None:

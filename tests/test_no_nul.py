@@ -1,0 +1,63 @@
+"""Nothing steerlsp writes to the editor holds a NUL (Emacs' JSON parser rejects the message).
+
+A document with NUL characters goes through real pylsp: its hover, completion,
+symbols and diagnostics quote that text, and an unknown method's error quotes
+the method name. The guard sits where every byte to the editor passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from steerlsp.server import jsonrpc as rpc
+from steerlsp.server.transport import _without_nul
+from tests.rawclient import RawClient, steerlsp_command
+
+SOURCE = 'def f\x00oo(x):\n    """Doc with a \x00 in it."""\n    return x\n\n\nf\x00oo(1)\nf'
+
+
+async def test_no_reply_or_notification_holds_a_nul(start_raw, shop):
+    client: RawClient = await start_raw(steerlsp_command())
+    await client.initialize(shop)
+    uri = (shop / "nul_module.py").as_uri()
+    client.open(uri, SOURCE)
+    position = {"line": 5, "character": 1}
+    for method, params in [
+        ("textDocument/hover", {"textDocument": {"uri": uri}, "position": position}),
+        ("textDocument/completion", {"textDocument": {"uri": uri}, "position": position}),
+        ("textDocument/documentSymbol", {"textDocument": {"uri": uri}}),
+        ("x/unknown\x00method", {}),
+    ]:
+        reply = await client.request(method, params, timeout=30)
+        assert "result" in reply or "error" in reply
+    await client.wait_for(lambda: client.notifications_of("textDocument/publishDiagnostics"))
+    await asyncio.sleep(0.2)
+    symbols = [r for r in client.responses if isinstance(r.get("result"), list)]
+    assert symbols, "pylsp answered nothing that quotes the document"
+    assert client.bodies
+    for body in client.bodies:
+        assert b"\\u0000" not in body and b"\x00" not in body, body[:200]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 1, "result": {"label": "a\x00b", "x\x00": ["\x00"]}},
+        {"jsonrpc": "2.0", "method": "window/logMessage", "params": {"message": "\x00"}},
+    ],
+)
+def test_the_writer_guard_replaces_nul_and_keeps_the_rest(message):
+    framed = rpc.frame(message)
+    assert b"\\u0000" in framed
+    cleaned = _without_nul(framed)
+    assert b"\\u0000" not in cleaned
+    header, body = cleaned.split(b"\r\n\r\n", 1)
+    assert header == f"Content-Length: {len(body)}".encode()
+    assert rpc.without_nul(rpc.frame(message).split(b"\r\n\r\n", 1)[1]) == body
+
+
+def test_a_backslash_u0000_in_text_is_not_a_nul():
+    framed = rpc.frame({"jsonrpc": "2.0", "id": 1, "result": "\\u0000"})
+    assert _without_nul(framed) == framed
