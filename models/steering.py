@@ -12,30 +12,25 @@ from typing import Any
 
 import torch
 
-# Whitespace markers of SentencePiece (Gemma, Llama) and byte-level BPE (GPT-2 style).
-_MARKERS = str.maketrans({"\u2581": " ", "\u0120": " ", "\u010a": "\n", "\u0109": "\t"})
+from steerlsp.models.vocab import VocabularyIndex
 
 
 class VocabularyText:
     """The text each token id stands for, as far as whitespace is concerned.
 
     Built once per tokenizer from its token strings (no per-id decode), with
-    the SentencePiece and byte-level whitespace markers mapped back.
+    the SentencePiece and byte-level whitespace markers mapped back, over a
+    :class:`VocabularyIndex` so a new string costs a bisect, not a vocabulary scan.
     """
 
     def __init__(self, tokenizer: Any, size: int) -> None:
-        pieces = tokenizer.convert_ids_to_tokens(list(range(size)))
-        self.texts = [(p or "").translate(_MARKERS) for p in pieces]
-        self._masks = lru_cache(maxsize=64)(self._mask)
+        self.index = VocabularyIndex.from_tokenizer(tokenizer, size)
+        self.texts = self.index.texts
+        self._masks = lru_cache(maxsize=64)(self.index.consistent_mask)
 
     def consistent_with(self, text: str) -> torch.Tensor:
         """Tokens that start with ``text`` or are a non-empty start of it. -> bool [V]"""
         return self._masks(text)
-
-    def _mask(self, text: str) -> torch.Tensor:
-        return torch.tensor(
-            [bool(t) and (t.startswith(text) or text.startswith(t)) for t in self.texts]
-        )
 
 
 class TokenHealing:

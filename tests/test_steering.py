@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 
@@ -27,6 +29,22 @@ def allowed(scores: torch.Tensor) -> list[int]:
 def test_vocabulary_maps_whitespace_markers(vocabulary):
     assert vocabulary.texts == ["<eos>", " ", "  ", " config", "x"]
     assert vocabulary.consistent_with(" ").tolist() == [False, True, True, True, False]
+
+
+def test_consistent_with_equals_the_brute_force_definition_on_a_random_vocabulary():
+    rng = random.Random(3)
+    pieces = [
+        "".join(rng.choice("\u2581ab_(") for _ in range(rng.randint(0, 4))) for _ in range(400)
+    ]
+
+    class Random:
+        def convert_ids_to_tokens(self, ids: list[int]) -> list[str]:
+            return [pieces[i] for i in ids]
+
+    vocabulary = VocabularyText(Random(), len(pieces))
+    for text in ["", " ", "a", " a", "ab_", "(", "_(a", "  b(", "zzz", *pieces[:40]]:
+        brute = [bool(t) and (t.startswith(text) or text.startswith(t)) for t in vocabulary.texts]
+        assert vocabulary.consistent_with(text).tolist() == brute, text
 
 
 def test_healing_allows_only_tokens_consistent_with_the_removed_text(vocabulary):

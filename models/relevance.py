@@ -1,0 +1,307 @@
+"""Intent relevance: how well a candidate name fits what the code around it is for.
+
+The model picks valid but wrong names: a field where the docstring asks for a
+conversion. The words of the enclosing function's name and docstring, the
+nearby comments and the line being written say what is wanted; each
+candidate's name and first doc line say what it does. This module scores the
+overlap, BM25-style (rare words count more, long docs less), with light
+stemming, identifier splitting and a few programming synonyms. Pure and fast:
+no network, no model.
+
+:func:`rank_candidates` combines that score with the model's log-probability of
+each whole identifier and the item's metadata (deprecated, private, dunder).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+
+# Words that say nothing about which member is wanted.
+_STOP = frozenset(
+    " ".join(
+        [
+            "a an the of to as and or is are be been in on at by for with from into onto",
+            "this that these those it its if else then than so not no do does return returns",
+            "self cls we you i me my our your use used using given new one all any some each",
+        ]
+    ).split()
+)
+# Spellings of one concept, mapped to one word before and after stemming.
+_CANONICAL = {
+    "dictionary": "dict",
+    "mapping": "dict",
+    "string": "str",
+    "text": "str",
+    "integer": "int",
+    "representation": "repr",
+    "number": "num",
+    "length": "len",
+    "size": "len",
+    "attribute": "attr",
+    "configuration": "config",
+    "parameter": "param",
+    "argument": "arg",
+    "function": "func",
+    "directory": "dir",
+    "message": "msg",
+    "error": "err",
+    "exception": "exc",
+    "initialize": "init",
+    "initialise": "init",
+    "maximum": "max",
+    "minimum": "min",
+    "temporary": "tmp",
+    "database": "db",
+    "serialise": "serialize",
+    "identifier": "id",
+}
+# Different words for one operation; a match through them counts for less.
+_SYNONYMS = [
+    "serialize dump encode export",
+    "deserialize load parse decode",
+    "remove delete pop discard drop",
+    "add append insert push",
+    "find search lookup index",
+    "copy clone duplicate",
+    "check validate verify",
+    "read load open",
+    "write save dump store",
+    "join concat combine merge",
+    "sort order",
+    "count len num",
+    "convert transform cast",
+    "suffix extension ext",
+    "prefix start begin",
+]
+
+_EXACT, _PREFIX, _SYNONYM = 1.0, 0.7, 0.5
+_K1, _B = 1.2, 0.5  # BM25's term saturation and length normalisation
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SIGNATURE = re.compile(r"^[\w.]+\(.*\)\s*(->.*)?$")  # "dict(mapping) -> new dictionary"
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the code being written is for, as text around the cursor."""
+
+    function: str = ""  # the enclosing function's name
+    docstring: str = ""
+    comments: str = ""  # nearby comment lines, joined
+    line: str = ""  # the line being written, up to the cursor
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One completion item, as far as ranking is concerned."""
+
+    name: str
+    doc: str = ""  # its documentation; only the first summary line is read
+    kind: str = ""  # LSP CompletionItemKind name, lower case
+    deprecated: bool = False
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words, snake_case and camelCase split: ``HTTPServer`` -> ``http server``."""
+    return [part.lower() for part in _PARTS.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A light, deterministic stem: plurals, -ion, -ing, -ed and a final e go; spellings unify."""
+    w = _CANONICAL.get(word, word)
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 4 and w.endswith(("sses", "ches", "shes", "xes")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 8 and w.endswith("ization"):
+        w = w[:-5]
+    elif (len(w) > 6 and w.endswith("tion")) or (len(w) > 5 and w.endswith("ing")):
+        w = w[:-3]
+    elif len(w) > 4 and w.endswith("ed"):
+        w = w[:-2]
+    w = _CANONICAL.get(w, w)
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+_SYNONYM_GROUPS: dict[str, frozenset[int]] = {}
+for _group, _words in enumerate(_SYNONYMS):
+    for _word in _words.split():
+        _SYNONYM_GROUPS[stem(_word)] = _SYNONYM_GROUPS.get(stem(_word), frozenset()) | {_group}
+
+
+def terms(text: str) -> list[str]:
+    """The stemmed content words of ``text``, in order, stop words left out."""
+    return [stem(w) for w in split_words(text) if w not in _STOP and len(w) > 1]
+
+
+def summary_line(doc: str) -> str:
+    """The first line of ``doc`` that describes: no admonitions, links, signatures."""
+    for raw in doc.splitlines():
+        line = raw.strip()
+        if (
+            not line
+            or line.startswith(("!!!", "..", "[`", "Usage doc", "http", ">>>", ":"))
+            or _SIGNATURE.match(line)
+        ):
+            continue
+        return line
+    return ""
+
+
+def intent_terms(intent: Intent) -> dict[str, float]:
+    """Query terms with weights: the function's name says most, comments least."""
+    weighted: dict[str, float] = {}
+    for text, weight in (
+        (intent.function, 2.0),
+        (summary_line(intent.docstring) or intent.docstring, 1.5),
+        (intent.docstring, 0.5),
+        (intent.comments, 0.7),
+        (intent.line, 0.5),
+    ):
+        for term in set(terms(text)):
+            weighted[term] = weighted.get(term, 0.0) + weight
+    return {term: min(weight, 3.0) for term, weight in weighted.items()}
+
+
+def _candidate_terms(candidate: Candidate) -> dict[str, float]:
+    """Document terms with field weights: a word of the name counts double."""
+    found: dict[str, float] = {}
+    for term in terms(summary_line(candidate.doc)):
+        found[term] = 1.0
+    for term in terms(candidate.name):
+        found[term] = 2.0
+    return found
+
+
+def _similarity(query: str, term: str) -> float:
+    if query == term:
+        return _EXACT
+    shorter = min(len(query), len(term))
+    if shorter >= 4:
+        common = 0
+        for a, b in zip(query, term, strict=False):
+            if a != b:
+                break
+            common += 1
+        if common >= 4 and common >= 0.75 * shorter:
+            return _PREFIX
+    groups = _SYNONYM_GROUPS.get(query)
+    if groups and groups & _SYNONYM_GROUPS.get(term, frozenset()):
+        return _SYNONYM
+    return 0.0
+
+
+def relevance_scores(intent: Intent, candidates: Sequence[Candidate]) -> list[float]:
+    """Relevance of each candidate to ``intent``, rarer shared words weighing more; >= 0."""
+    query = intent_terms(intent)
+    documents = [_candidate_terms(c) for c in candidates]
+    if not query or not documents:
+        return [0.0] * len(documents)
+    frequency = Counter(term for document in documents for term in document)
+    total = len(documents)
+    average = sum(len(d) for d in documents) / total or 1.0
+    # Each distinct word is compared with the query once, not once per candidate.
+    matching = {
+        term: [(q, sim * _idf(count, total)) for q in query if (sim := _similarity(q, term))]
+        for term, count in frequency.items()
+    }
+    saturation = _K1 + 1
+    scores = []
+    for document in documents:
+        norm = 1 - _B + _B * len(document) / average
+        best: dict[str, float] = {}
+        for term, field in document.items():
+            for q, value in matching.get(term, ()):
+                best[q] = max(best.get(q, 0.0), value * field)
+        scores.append(
+            sum(query[q] * value for q, value in best.items()) * saturation / (1 + _K1 * norm)
+        )
+    return scores
+
+
+def _idf(count: int, total: int) -> float:
+    """BM25's inverse document frequency: > 0, larger for words few candidates share."""
+    return math.log(1 + (total - count + 0.5) / (count + 0.5))
+
+
+def relevance(intent: Intent, candidate: Candidate) -> float:
+    """:func:`relevance_scores` of one candidate alone (every word equally rare)."""
+    return relevance_scores(intent, [candidate])[0]
+
+
+@dataclass(frozen=True)
+class RankWeights:
+    """How the signals combine into one score; tuned on our benchmarks' training split."""
+
+    logprob: float = 1.0  # per nat of the model's whole-identifier log-probability
+    relevance: float = 4.0  # for the most relevant plausible candidate (scaled to 1)
+    deprecated: float = -10.0
+    private: float = -4.0  # ``_name``, unless the user typed ``_``
+    dunder: float = -6.0  # ``__name__``, unless the user typed ``_``
+    missing_logprob: float = -20.0  # for a candidate the model did not score; also the floor
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if not math.isfinite(value):
+                raise ValueError(f"RankWeights.{field.name} must be finite, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A candidate's place in the ranking, with the parts of its score for explain."""
+
+    name: str
+    score: float
+    logprob: float
+    relevance: float  # scaled to [0, 1]: 1 for the most relevant plausible candidate
+    metadata: float  # the penalties that applied
+
+
+def rank_candidates(
+    intent: Intent,
+    candidates: Iterable[Candidate],
+    logprobs: Mapping[str, float] | None = None,
+    *,
+    typed: str = "",
+    weights: RankWeights | None = None,
+) -> list[Ranked]:
+    """Candidates best first, by log-probability, relevance and metadata.
+
+    ``logprobs``: the model's log-probability (nats) of each whole identifier
+    plus "identifier ends here"; missing names get ``weights.missing_logprob``.
+    ``typed``: what the user or model already wrote of the name.
+    """
+    weights = weights or RankWeights()
+    listed = list(candidates)
+    raw = relevance_scores(intent, listed)
+    penalties = [_metadata_penalty(candidate, typed, weights) for candidate in listed]
+    # Scale to the best plausible name, so a relevant deprecated one does not flatten the rest.
+    plausible = [score for score, penalty in zip(raw, penalties, strict=True) if penalty == 0]
+    top = max(plausible, default=0.0) or max(raw, default=0.0)
+    ranked = []
+    for candidate, score, metadata in zip(listed, raw, penalties, strict=True):
+        logprob = (logprobs or {}).get(candidate.name, weights.missing_logprob)
+        logprob = max(logprob, weights.missing_logprob)
+        scaled = min(score / top, 1.0) if top > 0 else 0.0
+        total = weights.logprob * logprob + weights.relevance * scaled + metadata
+        ranked.append(Ranked(candidate.name, total, logprob, scaled, metadata))
+    return sorted(ranked, key=lambda r: -r.score)  # stable: ties keep the list's order
+
+
+def _metadata_penalty(candidate: Candidate, typed: str, weights: RankWeights) -> float:
+    penalty = weights.deprecated if candidate.deprecated else 0.0
+    if not typed.startswith("_"):
+        name = candidate.name
+        if name.startswith("__") and name.endswith("__"):
+            penalty += weights.dunder
+        elif name.startswith("_"):
+            penalty += weights.private
+    return penalty

@@ -1,0 +1,265 @@
+"""Intent relevance and the candidate ranking, on realistic completion lists."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from steerlsp.models.relevance import (
+    Candidate,
+    Intent,
+    RankWeights,
+    rank_candidates,
+    relevance,
+    relevance_scores,
+    split_words,
+    stem,
+    summary_line,
+    terms,
+)
+
+# pydantic 2's BaseModel members with their first doc lines, as Jedi reports them.
+PYDANTIC = [
+    Candidate("model_computed_fields", "dict() -> new empty dictionary", "property"),
+    Candidate("model_config", "Configuration for the model", "variable"),
+    Candidate(
+        "model_construct",
+        "Creates a new instance of the `Model` class with validated data.",
+        "method",
+    ),
+    Candidate("model_copy", "Returns a copy of the model.", "method"),
+    Candidate(
+        "model_dump",
+        '!!! abstract "Usage Documentation"\n    [`model_dump`](../concepts/serialization.md)\n\n'
+        "Generate a dictionary representation of the model, optionally specifying which fields "
+        "to include or exclude.",
+        "method",
+    ),
+    Candidate(
+        "model_dump_json",
+        "Generates a JSON representation of the model using Pydantic's `to_json` method.",
+        "method",
+    ),
+    Candidate("model_extra", "Get extra fields set during validation.", "property"),
+    Candidate("model_fields", "Metadata about the fields defined on the model.", "property"),
+    Candidate(
+        "model_fields_set",
+        "Returns the set of fields that have been explicitly set on this model instance.",
+        "property",
+    ),
+    Candidate("model_json_schema", "Generates a JSON schema for a model class.", "method"),
+    Candidate("model_validate", "Validate a pydantic model instance.", "method"),
+    Candidate(
+        "model_validate_json", "Validate the given JSON data against the Pydantic model.", "method"
+    ),
+    Candidate("dict", "", "method", deprecated=True),
+    Candidate("json", "", "method", deprecated=True),
+    Candidate("copy", "Returns a copy of the model.", "method", deprecated=True),
+    Candidate("_iter", "", "method"),
+    Candidate("__fields__", "", "property", deprecated=True),
+    Candidate("__init__", "Create a new model by parsing and validating input data.", "method"),
+]
+
+PATH = [
+    Candidate("exists", "Whether this path exists.", "method"),
+    Candidate("open", "Open the file pointed to by this path and return a file object.", "method"),
+    Candidate("read_bytes", "Open the file in bytes mode, read it, and close the file.", "method"),
+    Candidate("read_text", "Open the file in text mode, read it, and close the file.", "method"),
+    Candidate(
+        "write_text", "Open the file in text mode, write to it, and close the file.", "method"
+    ),
+    Candidate("mkdir", "Create a new directory at this given path.", "method"),
+    Candidate("unlink", "Remove this file or link.", "method"),
+    Candidate("stem", "The final path component, minus its last suffix.", "property"),
+    Candidate("suffix", "The final component's last suffix, if any.", "property"),
+]
+
+DICT = [
+    Candidate("keys", "D.keys() -> a set-like object providing a view on D's keys", "method"),
+    Candidate("values", "D.values() -> an object providing a view on D's values", "method"),
+    Candidate("items", "D.items() -> a set-like object providing a view on D's items", "method"),
+    Candidate("pop", "Remove specified key and return the corresponding value.", "method"),
+    Candidate(
+        "setdefault",
+        "Insert key with a value of default if key is not in the dictionary.",
+        "method",
+    ),
+    Candidate("update", "Update D from mapping/iterable E and F.", "method"),
+    Candidate("clear", "Remove all items from D.", "method"),
+]
+
+
+def best(intent: Intent, candidates: list[Candidate], **kwargs) -> str:
+    return rank_candidates(intent, candidates, **kwargs)[0].name
+
+
+def order(intent: Intent, candidates: list[Candidate]) -> list[str]:
+    scores = relevance_scores(intent, candidates)
+    return [c.name for _, c in sorted(zip(scores, candidates, strict=True), key=lambda p: -p[0])]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("model_dump_json", ["model", "dump", "json"]),
+        ("getElementById", ["get", "element", "by", "id"]),
+        ("HTTPServer", ["http", "server"]),
+        ("__init__", ["init"]),
+        ("read it, and close", ["read", "it", "and", "close"]),
+    ],
+)
+def test_split_words(text, words):
+    assert split_words(text) == words
+
+
+@pytest.mark.parametrize(
+    ("words", "common"),
+    [
+        (["update", "updates", "updated", "updating"], "updat"),
+        (["dictionary", "dictionaries", "dict", "mapping"], "dict"),
+        (["serialize", "serialization", "serialized"], "serializ"),
+        (["validate", "validation", "validated"], "validat"),
+        (["file", "files"], "file"),
+        (["string", "strings", "str", "text"], "str"),
+    ],
+)
+def test_stem_unifies_forms_of_a_word(words, common):
+    assert {stem(w) for w in words} == {common}
+
+
+def test_terms_drop_stop_words_and_single_letters():
+    assert terms("Return the model as a dict") == ["model", "dict"]
+    assert terms("x = self.user.") == ["user"]
+
+
+@pytest.mark.parametrize(
+    ("doc", "line"),
+    [
+        (
+            '!!! abstract "Usage Documentation"\n    [`model_dump`](x.md)\n\nGenerate a dict.',
+            "Generate a dict.",
+        ),
+        ("dict() -> new empty dictionary\ndict(mapping) -> new dictionary", ""),
+        ("\n  Whether this path exists.\n\n  More.", "Whether this path exists."),
+        ("", ""),
+    ],
+)
+def test_summary_line_skips_admonitions_links_and_signatures(doc, line):
+    assert summary_line(doc) == line
+
+
+def test_return_the_model_as_a_dict_ranks_model_dump_above_model_fields():
+    intent = Intent(function="to_payload", docstring="Return the model as a dict.")
+    ranked = order(intent, PYDANTIC)
+    assert ranked.index("model_dump") < ranked.index("model_fields")
+    assert best(intent, PYDANTIC) == "model_dump"
+
+
+def test_serialize_to_json_ranks_model_dump_json_first():
+    intent = Intent(function="serialize_order", docstring="Serialize the order to a JSON string.")
+    assert best(intent, PYDANTIC) == "model_dump_json"
+
+
+def test_a_copy_with_changes_ranks_model_copy_above_the_deprecated_copy():
+    intent = Intent(function="renamed", docstring="Return a copy of the user with a new name.")
+    ranked = [r.name for r in rank_candidates(intent, PYDANTIC)]
+    assert ranked[0] == "model_copy"
+    assert ranked.index("copy") > ranked.index("model_copy")
+
+
+def test_checking_untrusted_json_ranks_model_validate_json_first():
+    intent = Intent(
+        function="order_from_request",
+        docstring="Build an order from the JSON body of the request, checking every field.",
+        line="    return Order.",
+    )
+    assert best(intent, PYDANTIC) == "model_validate_json"
+
+
+def test_read_a_config_file_as_text_ranks_read_text_first():
+    intent = Intent(
+        function="load_settings",
+        docstring="Read the settings file and return its text.",
+        line="    raw = path.",
+    )
+    assert best(intent, PATH) == "read_text"
+
+
+def test_comments_and_the_function_name_count_too():
+    assert best(Intent(comments="# delete the temporary file"), PATH) == "unlink"
+    assert best(Intent(function="make_output_dir"), PATH) == "mkdir"
+    assert best(Intent(function="file_extension"), PATH) == "suffix"
+
+
+def test_sum_of_the_prices_ranks_values_first():
+    intent = Intent(function="total", comments="# add up the values of the price table")
+    assert best(intent, DICT) == "values"
+
+
+def test_no_intent_gives_zero_relevance_everywhere():
+    assert relevance_scores(Intent(), PATH) == [0.0] * len(PATH)
+    assert relevance_scores(Intent(function="anything"), []) == []
+
+
+def test_relevance_of_one_candidate_alone():
+    intent = Intent(docstring="Read the whole file as text")
+    assert relevance(intent, PATH[3]) > relevance(intent, PATH[0]) == 0.0
+
+
+def test_the_model_decides_when_relevance_cannot():
+    logprobs = {"keys": -2.0, "values": -0.5, "items": -1.0}
+    assert best(Intent(), DICT, logprobs=logprobs) == "values"
+    ranked = rank_candidates(Intent(), DICT, logprobs=logprobs)
+    assert [r.name for r in ranked[:3]] == ["values", "items", "keys"]
+    assert ranked[-1].logprob == RankWeights().missing_logprob
+
+
+def test_relevance_overrides_a_moderate_model_preference():
+    intent = Intent(function="to_payload", docstring="Return the model as a dict.")
+    logprobs = {"model_fields": -1.0, "model_dump": -2.5}
+    assert best(intent, PYDANTIC, logprobs=logprobs) == "model_dump"
+    # ... but not a model that is sure: weights say how much each signal is worth.
+    sure = {"model_fields": -0.1, "model_dump": -9.0}
+    assert best(intent, PYDANTIC, logprobs=sure) == "model_fields"
+
+
+def test_a_deprecated_name_the_model_prefers_is_demoted():
+    intent = Intent(function="to_payload", docstring="Return the model as a dict.")
+    logprobs = {"dict": -0.2, "model_dump": -4.0}
+    ranked = rank_candidates(intent, PYDANTIC, logprobs=logprobs)
+    assert ranked[0].name == "model_dump"
+    demoted = next(r for r in ranked if r.name == "dict")
+    assert demoted.metadata == RankWeights().deprecated
+
+
+def test_private_and_dunder_names_are_demoted_unless_the_user_typed_an_underscore():
+    logprobs = {"_iter": -0.1, "__init__": -0.1, "model_copy": -3.0}
+    assert best(Intent(), PYDANTIC, logprobs=logprobs) == "model_copy"
+    assert best(Intent(), PYDANTIC, logprobs=logprobs, typed="_") == "_iter"
+    ranked = {r.name: r for r in rank_candidates(Intent(), PYDANTIC)}
+    assert ranked["_iter"].metadata == RankWeights().private
+    assert ranked["__init__"].metadata == RankWeights().dunder
+    assert ranked["__fields__"].metadata == RankWeights().dunder + RankWeights().deprecated
+
+
+def test_the_relevance_scale_ignores_penalised_names():
+    ranked = {r.name: r for r in rank_candidates(Intent(function="as_dict"), PYDANTIC)}
+    assert ranked["dict"].relevance == 1.0  # deprecated, but the best match
+    assert max(r.relevance for r in ranked.values() if r.metadata == 0) == 1.0
+
+
+def test_rank_weights_are_frozen_validated_and_used():
+    weights = RankWeights()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        weights.relevance = 1.0  # type: ignore[misc]
+    with pytest.raises(ValueError, match="nan"):
+        RankWeights(logprob=float("nan"))
+    no_penalty = RankWeights(deprecated=0.0)
+    intent = Intent(function="as_dict")
+    assert best(intent, PYDANTIC, weights=no_penalty) == "dict"
+
+
+def test_ties_keep_the_lists_order():
+    ranked = rank_candidates(Intent(), [Candidate("b"), Candidate("a"), Candidate("c")])
+    assert [r.name for r in ranked] == ["b", "a", "c"]
