@@ -2,7 +2,8 @@
 
 Request in (text before and after the cursor), final insert text out. The
 stop rule of ``prompts.postprocess`` is consulted after every token, so a
-single-line completion ends at its newline rather than at the token limit.
+single-line completion ends at its newline rather than at the token limit, and
+a looping model is stopped within a few tokens of its third repeat.
 """
 
 from __future__ import annotations
@@ -84,7 +85,11 @@ class Completer:
                 stop_ids=self.stop_ids,
                 should_stop=lambda text: (
                     stop_reason(
-                        text, mode=mode, indent_of_block=indent, max_lines=options.max_lines
+                        text,
+                        mode=mode,
+                        indent_of_block=indent,
+                        max_lines=options.max_lines,
+                        line_prefix=line_prefix,
                     )
                     is not None
                 ),
@@ -110,6 +115,7 @@ class Completer:
             suffix=request.suffix,
             block_indent=indent,
             max_lines=options.max_lines,
+            truncated=generation.stop == "max_tokens",
         )
         return Completion(text, mode, generation)
 

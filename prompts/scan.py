@@ -13,7 +13,7 @@ Offsets are code-point indices into the scanned ``str``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 OPENING = {"(": ")", "[": "]", "{": "}"}
@@ -104,3 +104,43 @@ def scan(text: str, start: Sequence[str] = ()) -> Scan:
                 closed.append(Closed(stack.pop(), i))
             i += 1
     return Scan(tuple(stack), tuple(closed), comment_at)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a text scanned by :func:`lines`.
+
+    ``start`` is the offset of its first character, ``end`` that of the "\\n" ending it (or
+    the text's length). ``before`` and ``after`` are the tokens open at its start and its end,
+    innermost last. A one-quote string left open at the end is in ``after`` (Python rejects
+    the line) but not in the next line's ``before``. ``comment_at`` is the offset of its
+    comment's ``#``, or None.
+    """
+
+    start: int
+    end: int
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    comment_at: int | None
+
+    def code(self, text: str) -> str:
+        """The line's text before any comment."""
+        return text[self.start : self.end if self.comment_at is None else self.comment_at]
+
+
+def lines(text: str, start: Sequence[str] = ()) -> Iterator[Line]:
+    """Scan ``text`` line by line, carrying what is open from one line to the next."""
+    state, begin = tuple(start), 0
+    while True:
+        newline = text.find("\n", begin)
+        end = len(text) if newline < 0 else newline
+        found = scan(text[begin:end], state)
+        after = found.open_tokens()
+        comment_at = None if found.comment_at is None else begin + found.comment_at
+        yield Line(begin, end, state, after, comment_at)
+        if newline < 0:
+            return
+        continued = text[begin:end].endswith("\\")  # a backslash carries a string on
+        one_quote = bool(after) and after[-1] in QUOTE_CHARS
+        state = after[:-1] if one_quote and not continued else after
+        begin = newline + 1

@@ -10,7 +10,8 @@ import torch
 
 from steerlsp.models.engine import Engine, use_low_precision_head
 from steerlsp.models.requests import Sampling
-from tests.tiny import CharTokenizer, tiny_model
+from steerlsp.prompts.postprocess import CompletionMode, Stop, stop_reason
+from tests.tiny import CharTokenizer, Script, tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +146,24 @@ def test_low_precision_head_keeps_greedy_choices_on_a_tiny_model():
     assert model.lm_head.weight.dtype == torch.bfloat16
     after = Engine(model, CharTokenizer()).generate(ids, max_new_tokens=10).token_ids
     assert sum(a == b for a, b in zip(before, after, strict=True)) >= 8
+
+
+def test_a_looping_model_is_stopped_at_its_third_copy(engine):
+    """The repetition rule runs per step in the loop, so a loop costs a few steps, not the limit."""
+    reasons = []
+
+    def should_stop(text: str) -> bool:
+        reasons.append(
+            stop_reason(text, mode=CompletionMode.SINGLE_LINE, indent_of_block=0, max_lines=8)
+        )
+        return reasons[-1] is not None
+
+    got = engine.generate(
+        CharTokenizer().encode("tree = "),
+        max_new_tokens=200,
+        should_stop=should_stop,
+        processors=[Script("node(")],
+    )
+    # 24 characters: the shortest run of "node(" the rule takes for a loop.
+    assert got.stop == "stop" and got.text == "node(node(node(node(node"
+    assert reasons[-1] is Stop.REPETITION and len(reasons) == len(got.token_ids) == 24

@@ -295,3 +295,207 @@ def test_whitespace_is_trimmed():
     assert complete("total = 0   \n    count = 0  \n\n", "    ") == "total = 0\n    count = 0"
     assert complete("   \n  ", "    ") == ""
     assert complete("", "    total = ") == ""
+
+
+# --- issue 9, item 14: a cursor at column 0 on a blank line inside a body -----------------
+
+DOCSTRING_FUNCTION = (
+    'import os\n\n\ndef list_files(folder):\n    """Return the names of the files."""\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "indent"),
+    [
+        (DOCSTRING_FUNCTION, 4),  # after a docstring: the function's body
+        ("def f(xs):\n    for x in xs:\n        print(x)\n", 4),  # the outermost body
+        ("def f(xs):\n    total = 0\n\n", 4),  # one blank line: still in the body
+        ("def f():\n", 1),  # after a header: deeper than it
+        ("def f():\n    for x in xs:\n", 5),
+        ("def f(\n    a,\n    b,\n):\n", 1),  # a header over several lines
+        ('def f():\n    """Doc.\n\nfor a in b:\n    """\n', 4),  # text inside a string
+        ("def f():\n    x = 1\n# commented_out()\n", 4),  # a comment at column 0
+        ("def f():\n    x = {\n'a': 1,\n    }\n", 4),  # a line inside brackets
+        ("x = 1\n", 0),  # module level
+        ("def f():\n    return 1\n\n\n", 0),  # two blank lines: the next top-level statement
+        ('x = """\nfor a in b:\n"""\n', 0),
+        ("", 0),
+        ("def f():\n    x = 1\n  ", 2),  # a column the user chose is kept
+        ("def f():\n    x = 1\n        ", 8),
+    ],
+)
+def test_block_indent_at_column_zero_comes_from_the_enclosing_block(prefix, indent):
+    assert block_indent(prefix) == indent
+
+
+def test_block_indent_reads_a_bounded_tail_of_a_huge_prefix():
+    prefix = "x = 1\n" * 500_000 + "def f():\n    y = 2\n"
+    assert block_indent(prefix) == 4
+
+
+def test_column_zero_completion_keeps_the_body_and_stops_at_module_level():
+    generated = (
+        "    for name in os.listdir(folder):\n        yield name\n\n\n"
+        "def list_directories(folder):\n    pass\n"
+    )
+    indent = block_indent(DOCSTRING_FUNCTION)
+    got = finalize(
+        generated,
+        mode=MULTI,
+        line_prefix="",
+        suffix="\n\ndef main():\n    pass\n",
+        block_indent=indent,
+    )
+    assert got == "    for name in os.listdir(folder):\n        yield name"
+    reason = stop_reason(
+        generated[: generated.index("def") + 1],
+        mode=MULTI,
+        indent_of_block=indent,
+        max_lines=8,
+        line_prefix="",
+    )
+    assert reason is Stop.DEDENT
+
+
+def test_a_dedented_first_line_at_column_zero_gives_nothing():
+    generated = "def list_directories(folder):\n    return []\n"
+    indent = block_indent(DOCSTRING_FUNCTION)
+    assert stop_reason("d", mode=MULTI, indent_of_block=indent, max_lines=8, line_prefix="") is (
+        Stop.DEDENT
+    )
+    assert finalize(generated, mode=MULTI, line_prefix="", suffix="\n", block_indent=indent) == ""
+
+
+# --- issue 9, item 15: degenerate repetition and truncation ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "generated",
+    [
+        "indent_mode(indent_mode(indent_mode(",
+        'action="store_true", action="store_true", action="store_true", ',
+        "    # path: test.py\n    # path: test.py\n    # path: test.py\n",
+        "1234567890123456789012345678901",
+    ],
+)
+def test_degenerate_repetition_stops_generation(generated):
+    before = generated[: len(generated) * 2 // 3]  # two copies
+    modes = (SINGLE, MULTI) if "\n" not in generated else (MULTI,)
+    for mode in modes:
+        assert stop_reason(generated, mode=mode, indent_of_block=4, max_lines=8) is (
+            Stop.REPETITION
+        )
+        assert stop_reason(before, mode=mode, indent_of_block=4, max_lines=8) is None
+
+
+@pytest.mark.parametrize(
+    "generated",
+    [
+        "[0, 0, 0, 0, 0, 0, 0]",  # data, not a loop
+        "# -------------------------------------------",  # a rule of punctuation
+        "        " * 8 + "x",  # whitespace
+        "x = 1\n    x = 1\n",  # one repeat is plausible
+        "ab(ab(",
+    ],
+)
+def test_plausible_repetition_goes_on(generated):
+    assert stop_reason(generated, mode=MULTI, indent_of_block=4, max_lines=8) is None
+
+
+def test_repeated_call_chain_is_cut_back_to_balanced_code():
+    line_prefix = "    mode = "
+    generated = "indent_mode(indent_mode(indent_mode(indent_mode("
+    got = finalize(generated, mode=SINGLE, line_prefix=line_prefix, suffix="\n", block_indent=4)
+    assert got == "indent_mode"
+
+
+def test_repeated_keyword_argument_keeps_one_copy():
+    line_prefix = '    parser.add_argument("--verbose", '
+    generated = 'action="store_true", ' * 8
+    got = finalize(generated, mode=SINGLE, line_prefix=line_prefix, suffix=")\n", block_indent=4)
+    assert got == 'action="store_true",'
+
+
+def test_repeated_lines_keep_one_copy():
+    generated = "total = 0\n" + "    print(total(items))\n" * 4
+    got = finalize(generated, mode=MULTI, line_prefix="    ", suffix="\n", block_indent=4)
+    assert got == "total = 0\n    print(total(items))"
+
+
+def test_truncation_drops_the_unfinished_last_line():
+    generated = "print(item)\n        print(self.price)\n        print(self.total"
+    got = finalize(
+        generated, mode=MULTI, line_prefix="        ", suffix="\n", block_indent=8, truncated=True
+    )
+    assert got == "print(item)\n        print(self.price)"
+
+
+def test_truncation_drops_a_cut_identifier_even_when_balanced():
+    generated = "self.a = a\n        self.trailing_"
+    got = finalize(
+        generated, mode=MULTI, line_prefix="        ", suffix="\n", block_indent=8, truncated=True
+    )
+    assert got == "self.a = a"
+
+
+@pytest.mark.parametrize(
+    ("generated", "line_prefix"),
+    [
+        ("result = compute(a, b, [c, d", "    "),  # nothing complete
+        ("for x in xs:\n        if x.endswith(", "    "),  # a header without its body
+        ('"""Return the files.\n    more text', "    "),  # a docstring left open
+        ("\n        total += compute(a,", "    for item in items:"),
+        ("x = a + \\\n        b", "    "),  # a continuation line
+    ],
+)
+def test_truncation_with_nothing_complete_gives_nothing(generated, line_prefix):
+    got = finalize(
+        generated,
+        mode=MULTI,
+        line_prefix=line_prefix,
+        suffix="\n",
+        block_indent=block_indent(line_prefix),
+        truncated=True,
+    )
+    assert got == ""
+
+
+def test_truncation_keeps_a_compound_statement_with_its_body():
+    generated = "for x in xs:\n        total += x\n        if total > (10"
+    got = finalize(
+        generated, mode=MULTI, line_prefix="    ", suffix="\n", block_indent=4, truncated=True
+    )
+    assert got == "for x in xs:\n        total += x"
+
+
+def test_truncated_single_line_is_cut_before_its_own_open_bracket():
+    got = finalize(
+        "compute(items, [1, 2",
+        mode=SINGLE,
+        line_prefix="    total = ",
+        suffix="\n",
+        block_indent=4,
+        truncated=True,
+    )
+    assert got == "compute"
+    got = finalize(
+        "a, b, c",
+        mode=SINGLE,
+        line_prefix="    total = f(",
+        suffix=")\n",
+        block_indent=4,
+        truncated=True,
+    )
+    assert got == "a, b, c"
+
+
+def test_a_multi_line_completion_never_ends_inside_a_string_it_opened():
+    generated = 'path=kwargs["path"],\n        type="x",\n        description="This is a long'
+    got = finalize(generated, mode=MULTI, line_prefix="        ", suffix="\n", block_indent=8)
+    assert got == 'path=kwargs["path"],\n        type="x",'
+
+
+def test_without_truncation_the_last_line_is_kept():
+    generated = "print(item)\n        print(self.price)"
+    got = finalize(generated, mode=MULTI, line_prefix="        ", suffix="\n", block_indent=8)
+    assert got == generated

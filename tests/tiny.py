@@ -58,3 +58,23 @@ def tiny_model(seed: int = 0, vocab: int = len(ALPHABET)):
         tie_word_embeddings=True,
     )
     return Gemma3ForCausalLM(config).eval()
+
+
+class Script:
+    """A processor that makes any model write ``text`` (cycling), one character per step.
+
+    It counts steps from the first history it sees, so one instance serves one generation.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.ids = CharTokenizer().encode(text, add_special_tokens=False)
+        self.prompt_length: int | None = None
+
+    def __call__(self, history: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        # history: [1, T], scores: [1, V]
+        if self.prompt_length is None:
+            self.prompt_length = history.shape[1]
+        step = history.shape[1] - self.prompt_length
+        forced = torch.full_like(scores, float("-inf"))
+        forced[:, self.ids[step % len(self.ids)]] = 0
+        return forced
