@@ -13,9 +13,9 @@ INCREMENTAL = 2
 def merge_capabilities(upstream: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     """Upstream's capabilities overlaid with steerlsp's own.
 
-    steerlsp owns document sync (it keeps the authoritative text and sends the
-    upstream full text) and the position encoding. Command lists are unioned;
-    nested option objects are merged with steerlsp's leaves winning.
+    steerlsp owns document sync (it keeps the authoritative text and forwards
+    changes in the upstream's terms) and the position encoding. Command lists
+    are unioned; nested option objects are merged with steerlsp's leaves winning.
     """
     merged = copy.deepcopy(upstream)
     for key, value in ours.items():
@@ -37,6 +37,16 @@ def _sync_options(upstream: Any) -> dict[str, Any]:
     options["openClose"] = True
     options["change"] = INCREMENTAL
     return options
+
+
+def incremental_sync(capabilities: dict[str, Any]) -> bool:
+    """Whether the upstream accepts ranged ``didChange`` events (sync kind Incremental).
+
+    ``textDocumentSync`` is either the kind itself or options with ``change``.
+    """
+    sync = capabilities.get("textDocumentSync")
+    kind = sync.get("change") if isinstance(sync, dict) else sync
+    return kind == INCREMENTAL
 
 
 def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

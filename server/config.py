@@ -3,8 +3,8 @@
 Sources, later ones winning: defaults, CLI flags, ``initializationOptions``
 (either ``{"steerlsp": {...}}`` or the object itself) and
 ``workspace/didChangeConfiguration`` (section ``steerlsp``). Keys are
-camelCase on the wire. An invalid value is reported and replaced by the value
-it would have had, never raised.
+camelCase on the wire. An invalid value is reported, saying which value is
+kept instead (the one it would have had), and never raised.
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from steerlsp.prompts.fim import load_templates
+
 DEVICES = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+# "auto" detects the format from the tokenizer; "none" means prefix-only prompts.
+FIM_TEMPLATES = ("auto", "none", *load_templates())
+# Values quoted in a problem are cut to this many characters.
+SHOWN_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class ModelSettings:
     )
     allow_downloads: bool = False
     trust_remote_code: bool = False
-    fim_template: str = "auto"  # "auto", "none", or a template name from prompts/templates.toml
+    fim_template: str = field(default="auto", metadata={"choices": FIM_TEMPLATES})
     low_precision_head: bool = True  # bf16 LM head on CPU
 
 
@@ -73,14 +79,35 @@ def section(raw: Any) -> Any:
 
 
 def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:
-    """``base`` updated with the camelCase object ``raw``; also the problems found."""
+    """``base`` updated with the camelCase object ``raw``; also the problems found.
+
+    Each problem names the setting, the bad value (shortened, see ``shown``)
+    and the value kept instead, e.g. ``steerlsp.completion.maxNewTokens: 1e+50
+    is outside 1..1024; keeping 48``.
+    """
     problems: list[str] = []
     if raw is None:
         return base, problems
     if not isinstance(raw, dict):
-        return base, [f"steerlsp settings must be an object, got {type(raw).__name__}"]
+        return base, [
+            f"steerlsp settings must be an object, got {shown(raw)}; keeping the current settings"
+        ]
     merged = _merge_dataclass(base, raw, "steerlsp", problems)
     return merged, problems
+
+
+def shown(value: Any) -> str:
+    """``value`` as a problem quotes it: JSON spelling, huge numbers short, cut to 40 chars."""
+    if isinstance(value, bool) or value is None:
+        text = {True: "true", False: "false", None: "null"}[value]
+    elif isinstance(value, (int, float)) and abs(value) >= 1e15:
+        try:
+            text = f"{float(value):.3g}"
+        except OverflowError:
+            text = "a number too large for a float"
+    else:
+        text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 def _merge_dataclass(base: Any, raw: dict[str, Any], path: str, problems: list[str]) -> Any:
@@ -90,18 +117,20 @@ def _merge_dataclass(base: Any, raw: dict[str, Any], path: str, problems: list[s
         spec = known.get(key)
         where = f"{path}.{key}"
         if spec is None:
-            problems.append(f"unknown setting {where}")
+            problems.append(f"unknown setting {where} (ignored)")
             continue
         current = getattr(base, spec.name)
         if dataclasses.is_dataclass(current):
             if isinstance(value, dict):
                 changes[spec.name] = _merge_dataclass(current, value, where, problems)
             else:
-                problems.append(f"{where} must be an object, got {value!r}")
+                problems.append(
+                    f"{where} must be an object, got {shown(value)}; keeping the current {where}"
+                )
             continue
         checked = _check(value, current, spec.metadata)
         if isinstance(checked, _Invalid):
-            problems.append(f"{where}: {checked.reason}")
+            problems.append(f"{where}: {checked.reason}; keeping {shown(current)}")
         else:
             changes[spec.name] = checked
     return dataclasses.replace(base, **changes)
@@ -116,20 +145,22 @@ def _check(value: Any, current: Any, meta: Any) -> Any:
     kind = type(current)
     if kind is bool:
         if not isinstance(value, bool):
-            return _Invalid(f"expected true or false, got {value!r}")
+            return _Invalid(f"expected true or false, got {shown(value)}")
     elif kind in (int, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return _Invalid(f"expected a number, got {value!r}")
-        if kind is int and not float(value).is_integer():
-            return _Invalid(f"expected a whole number, got {value!r}")
+            return _Invalid(f"expected a number, got {shown(value)}")
+        whole = isinstance(value, int) or value.is_integer()  # no float(): ints may be huge
+        if kind is int and not whole:
+            return _Invalid(f"expected a whole number, got {shown(value)}")
+        low, high = meta.get("min"), meta.get("max")
+        if (low is not None and value < low) or (high is not None and value > high):
+            return _Invalid(f"{shown(value)} is outside {low}..{high}")
         value = kind(value)
-        if ("min" in meta and value < meta["min"]) or ("max" in meta and value > meta["max"]):
-            return _Invalid(f"{value!r} is outside {meta.get('min')}..{meta.get('max')}")
     elif kind is str:
         if not isinstance(value, str) or (not value and current):
-            return _Invalid(f"expected a non-empty string, got {value!r}")
+            return _Invalid(f"expected a non-empty string, got {shown(value)}")
         if "choices" in meta and value not in meta["choices"]:
-            return _Invalid(f"{value!r} is not one of {', '.join(meta['choices'])}")
+            return _Invalid(f"{shown(value)} is not one of {', '.join(meta['choices'])}")
         if "pattern" in meta and not meta["pattern"].match(value):
-            return _Invalid(f"{value!r} is not a valid value")
+            return _Invalid(f"{shown(value)} is not a valid value")
     return value

@@ -67,15 +67,26 @@ class SteerServer(LanguageServer):
     base_settings: config.Settings = config.Settings()
     settings: config.Settings = config.Settings()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.shown_problems: set[str] = set()  # settings problems already popped up
+
     def apply_settings(self, raw: Any) -> None:
-        """Merge settings from the editor; invalid values are reported once and ignored."""
+        """Merge settings from the editor; invalid values are ignored and reported."""
         self.settings, problems = config.merge(self.settings, raw)
         self.proxy.set_settings_overlay(environment.overlay(self.python_environment()))
-        if problems:
-            log.warning("invalid settings: %s", "; ".join(problems))
+        self.report_settings(problems)
+
+    def report_settings(self, problems: list[str]) -> None:
+        """Log every problem; pop up each distinct one once a session (editors resend settings)."""
+        if not problems:
+            return
+        log.warning("invalid settings: %s", "; ".join(problems))
+        new = [problem for problem in problems if problem not in self.shown_problems]
+        if new:
+            self.shown_problems.update(new)
             self.proxy.show_message(
-                types.MessageType.Warning,
-                "steerlsp: ignored invalid settings (defaults used): " + "; ".join(problems),
+                types.MessageType.Warning, "steerlsp: invalid settings ignored: " + "; ".join(new)
             )
 
     def python_environment(self) -> str | None:
@@ -107,7 +118,17 @@ def status(ls: SteerServer, params: Any) -> dict[str, Any]:
 def initialize(ls: SteerServer, params: types.InitializeParams) -> None:
     """Read steerlsp's settings from initializationOptions, over the CLI's."""
     ls.settings = ls.base_settings
-    ls.apply_settings(config.section(params.initialization_options))
+    options = params.initialization_options
+    if options is not None and not isinstance(options, dict):
+        # Not forwarded upstream either (see proxy.upstream_init_params).
+        ls.report_settings(
+            [
+                f"initializationOptions must be an object, got {config.shown(options)}; "
+                "using the defaults and command-line flags"
+            ]
+        )
+        options = None
+    ls.apply_settings(config.section(options))
 
 
 @server.feature(types.INITIALIZED)

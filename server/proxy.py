@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from steerlsp.server import environment, sync
+from steerlsp.server import environment, sync, workspace
 from steerlsp.server import jsonrpc as rpc
 from steerlsp.server.capabilities import (
     document_uri,
+    incremental_sync,
     merge_capabilities,
     shape_error,
     upstream_encoding,
@@ -38,6 +39,7 @@ from steerlsp.server.framing import FramingError
 from steerlsp.server.positions import convert_columns, from_code_points, to_code_points
 from steerlsp.server.quirks import fix_pyflakes_columns
 from steerlsp.server.supervisor import (
+    RESTART_HINT,
     Lifecycle,
     UpstreamError,
     UpstreamSupervisor,
@@ -71,6 +73,37 @@ _SAME_DOCUMENT_RESULTS = frozenset(
 )
 
 
+# Methods the protocol defines as notifications: a message under one of these
+# names that carries an id is refused, never acted on (item 8 of issue 9).
+NOTIFICATION_METHODS = frozenset(
+    method
+    for method, (message_type, *_) in types.METHOD_TO_TYPES.items()
+    if message_type.__name__.endswith("Notification")
+)
+# How many answered ids are remembered, so that a malformed message reusing
+# one is never answered a second time.
+_ANSWERED_KEPT = 4096
+
+
+def upstream_init_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The editor's initialize params as the upstream gets them.
+
+    ``initializationOptions`` must be an object: pylsp's initialize fails on a
+    string or an array, and after that nothing it was sent is answered. Such a
+    value is dropped here (the initialize handler tells the user once).
+    """
+    options = params.get("initializationOptions")
+    if options is None or isinstance(options, dict):
+        return params
+    return {key: value for key, value in params.items() if key != "initializationOptions"}
+
+
+def brief(text: str, limit: int = 200) -> str:
+    """``text`` on one line, without control characters, cut to ``limit`` characters."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # (the client's request params, the result in client units) -> the result to send
 ResultHook = Callable[[Any, Any], Awaitable[Any]]
 
@@ -98,9 +131,11 @@ class Proxy(UpstreamSupervisor):
         self.docs: DocumentIndex | None = None
         self.upstream: UpstreamProcess | None = None
         self.upstream_ready = False
+        self.upstream_incremental = False  # it takes ranged didChange events
         self.unavailable: str | None = None  # why the upstream cannot serve, once final
         self.restarts = 0
         self._inflight: dict[rpc.MsgId, str] = {}
+        self._answered: dict[rpc.MsgId, None] = {}  # the last ids replied to, oldest first
         self._ids = itertools.count(1)
         self._forwarded: dict[int, _Forwarded | _Internal] = {}
         self._client_to_upstream: dict[rpc.MsgId, int] = {}
@@ -144,8 +179,8 @@ class Proxy(UpstreamSupervisor):
     def _framing_error(self, event: FramingError) -> None:
         msg_id = rpc.salvage_id(event.discarded)
         log.warning("framing error: %s (%d bytes discarded)", event.reason, len(event.discarded))
-        if msg_id is not None and msg_id not in self._inflight:
-            self._write(rpc.error(msg_id, rpc.PARSE_ERROR, f"Parse error: {event.reason}"))
+        if msg_id is not None:
+            self._error_once(msg_id, rpc.PARSE_ERROR, f"Parse error: {event.reason}")
 
     def _dispatch_client(self, message: rpc.Message) -> None:
         if isinstance(message, rpc.Request):
@@ -159,15 +194,44 @@ class Proxy(UpstreamSupervisor):
 
     def _invalid(self, message: rpc.Invalid) -> None:
         log.warning("invalid message: %s", message.message)
-        if message.id is not None and message.id not in self._inflight:
-            self._write(rpc.error(message.id, message.code, message.message))
+        if message.id is not None:
+            self._error_once(message.id, message.code, message.message)
+
+    def _error_once(self, msg_id: rpc.MsgId, code: int, text: str) -> None:
+        """Answer a message that is not a request we accepted, unless its id is taken.
+
+        Its id may be a guess (salvaged from broken bytes) or reused: an id in
+        flight will be answered by its request, and one already answered must
+        not get a second reply, so neither gets this error.
+        """
+        if msg_id in self._inflight or msg_id in self._answered:
+            log.info("no error reply to %r: that id is in flight or already answered", msg_id)
+            return
+        self._answered_now(msg_id)
+        self._write(rpc.error(msg_id, code, text))
+
+    def _answered_now(self, msg_id: rpc.MsgId) -> None:
+        self._answered.pop(msg_id, None)
+        self._answered[msg_id] = None
+        if len(self._answered) > _ANSWERED_KEPT:
+            del self._answered[next(iter(self._answered))]
 
     def _client_request(self, request: rpc.Request) -> None:
         method, msg_id = request.method, request.id
         refusal = self._refusal(request)
+        if refusal is None and method in NOTIFICATION_METHODS:
+            # Acting on it and replying would be one effect the sender did not
+            # ask for (a notification has no reply) and one it cannot rely on:
+            # refuse it whole, so the id still gets its one reply.
+            refusal = (
+                rpc.INVALID_REQUEST,
+                f"Invalid Request: {method} is a notification and must not carry an id",
+            )
         if refusal is not None:
             code, text = refusal
             log.info("refused %s (%s): %s", method, msg_id, text)
+            if msg_id not in self._inflight:  # an id in use keeps its own answer pending
+                self._answered_now(msg_id)
             self._write(rpc.error(msg_id, code, text))
             return
         self._inflight[msg_id] = method
@@ -276,7 +340,13 @@ class Proxy(UpstreamSupervisor):
         if not self._to_pygls(raw):
             return  # invalid: neither side's copy changes
         assert self.docs is not None
-        message = sync.toward_upstream(method, raw["params"], self.protocol.workspace, self.docs)
+        message = sync.toward_upstream(
+            method,
+            raw["params"],
+            self.protocol.workspace,
+            self.docs,
+            incremental=self.upstream_incremental,
+        )
         self._send_upstream(message, replayable=True)
 
     def _client_cancel(self, params: Any) -> None:
@@ -308,7 +378,10 @@ class Proxy(UpstreamSupervisor):
 
     def claim(self, msg_id: rpc.MsgId) -> bool:
         """Take the right to answer ``msg_id``. True exactly once per request."""
-        return self._inflight.pop(msg_id, None) is not None
+        if self._inflight.pop(msg_id, None) is None:
+            return False
+        self._answered_now(msg_id)
+        return True
 
     def reply(self, msg_id: rpc.MsgId, message: dict[str, Any]) -> None:
         """Send ``message`` as the one reply to client request ``msg_id``."""
@@ -356,9 +429,45 @@ class Proxy(UpstreamSupervisor):
                     entry.future.set_result(raw.get("result"))
             return
         self._client_to_upstream.pop(entry.client_id, None)
-        if "result" in raw and self._result_may_move(entry):
-            self._convert(raw["result"], entry.uri, toward_upstream=False)
         raw["id"] = entry.client_id
+        if "result" in raw and self._result_may_move(entry):
+            unread = self._unread_files(raw["result"], entry)
+            if unread:
+                self._spawn(self._reply_after_reading(entry, raw, unread))
+                return
+            self._convert(raw["result"], entry.uri, toward_upstream=False)
+        self._send_result(entry, raw)
+
+    def _unread_files(self, result: Any, entry: _Forwarded) -> list[str]:
+        """Unopened files the result names whose lines must be read from disk first."""
+        assert self.docs is not None
+        if entry.method in _SAME_DOCUMENT_RESULTS:
+            return self.docs.unloaded([entry.uri] if entry.uri else [])
+        named: dict[str, None] = {}
+
+        def record(uri: str) -> None:
+            named[uri] = None
+
+        convert_columns(result, entry.uri, record, lambda line, column: column)
+        return self.docs.unloaded(named)
+
+    async def _reply_after_reading(
+        self, entry: _Forwarded, raw: dict[str, Any], uris: list[str]
+    ) -> None:
+        """Read files off the event loop, then convert and send the one reply.
+
+        Nothing else can answer the request meanwhile: it left ``_forwarded``,
+        so neither a cancel nor an upstream crash reaches it.
+        """
+        try:
+            assert self.docs is not None
+            known = await self.docs.load(uris)
+            self._convert(raw["result"], entry.uri, toward_upstream=False, known=known)
+        except Exception:  # the upstream's answer still goes out, unconverted
+            log.exception("reading files for %s failed", entry.method)
+        self._send_result(entry, raw)
+
+    def _send_result(self, entry: _Forwarded, raw: dict[str, Any]) -> None:
         hook = self.result_hooks.get(entry.method)
         if hook is not None and "result" in raw:
             self._spawn(self._hooked_reply(hook, entry, raw))
@@ -376,7 +485,12 @@ class Proxy(UpstreamSupervisor):
         if self.docs is None or self.docs.identity:
             return False
         if entry.method in _SAME_DOCUMENT_RESULTS:
-            return entry.uri is not None and self.docs.lines_of(entry.uri) is not None
+            if entry.uri is None:
+                return False
+            # An unopened document is read off the loop first, not here.
+            return (
+                bool(self.docs.unloaded([entry.uri])) or self.docs.lines_of(entry.uri) is not None
+            )
         return True
 
     def _upstream_request(self, proc: UpstreamProcess, request: rpc.Request) -> None:
@@ -406,7 +520,14 @@ class Proxy(UpstreamSupervisor):
             self._convert(params, None, toward_upstream=False)
         self._write(raw)
 
-    def _convert(self, node: Any, uri: str | None, *, toward_upstream: bool) -> None:
+    def _convert(
+        self,
+        node: Any,
+        uri: str | None,
+        *,
+        toward_upstream: bool,
+        known: dict[str, Any] | None = None,  # lines already read, by uri
+    ) -> None:
         docs = self.docs
         if docs is None or docs.identity or node is None:
             return
@@ -422,7 +543,7 @@ class Proxy(UpstreamSupervisor):
             def column(line: str, col: int) -> int:
                 return from_code_points(line, to_code_points(line, col, upstream), client)
 
-        seen: dict[str, Any] = {}  # one lookup (and for unopened files one stat) per uri
+        seen: dict[str, Any] = dict(known or {})  # one lookup (and stat) per uri
 
         def lines_of(doc_uri: str) -> Any:
             if doc_uri not in seen:
@@ -464,7 +585,8 @@ class Proxy(UpstreamSupervisor):
             return
         self.state = Lifecycle.INITIALIZING
         ours = self._pygls_initialize(typed.params)
-        self._init_params = request.raw.get("params") or {}
+        workspace.install(self.protocol)  # documents edited in O(edit), not O(text)
+        self._init_params = upstream_init_params(request.raw.get("params") or {})
         negotiated = self.protocol.workspace.position_encoding or types.PositionEncodingKind.Utf16
         # pygls hands back the enum when the client offered nothing; str() of it is not "utf-16".
         encoding = getattr(negotiated, "value", negotiated)
@@ -479,7 +601,9 @@ class Proxy(UpstreamSupervisor):
                 self._upstream_up()
             except UpstreamError as exc:
                 log.error("upstream initialize failed: %s", exc)
+                self._initialize_failed(exc)
         self.docs.upstream_encoding = upstream_encoding(upstream_caps)
+        self.upstream_incremental = incremental_sync(upstream_caps)
         capabilities = merge_capabilities(upstream_caps, self._unstructure(ours.capabilities))
         capabilities["positionEncoding"] = encoding
         self.state = Lifecycle.RUNNING
@@ -496,6 +620,19 @@ class Proxy(UpstreamSupervisor):
         notices, self._notices = self._notices, []
         for kind, text in notices:
             self.show_message(kind, text)
+
+    def _initialize_failed(self, exc: UpstreamError) -> None:
+        """The upstream refused or timed out on initialize: fail its requests, never hold them."""
+        proc = self.upstream
+        if proc is None or not proc.alive:
+            return  # it exited: the supervisor restarts it and replays initialize
+        proc.stopping = True  # it would refuse the same params again: no restarts
+        self._spawn(proc.stop(grace=1.0))
+        self._give_up(
+            f"steerlsp: the upstream language server failed to initialize ({brief(str(exc))}). "
+            "Its features are unavailable; steerlsp's own features keep working. "
+            f"To retry, {RESTART_HINT}."
+        )
 
     def _pygls_initialize(self, params: types.InitializeParams) -> types.InitializeResult:
         # pygls' builtin initialize is a generator that yields to a user

@@ -49,6 +49,14 @@ class _Internal:
     future: asyncio.Future[Any] = field(repr=False)
 
 
+# How a user gets a given-up upstream back: a new steerlsp, from the editor.
+RESTART_HINT = (
+    "restart the language server from the editor (:LspRestart in Neovim, "
+    "M-x eglot-reconnect or lsp-workspace-restart in Emacs, :lsp-restart in Helix, "
+    "or reload the window in VS Code)"
+)
+
+
 class UpstreamError(Exception):
     """An internal request to the upstream failed (crash, error reply, timeout)."""
 
@@ -68,7 +76,7 @@ class UpstreamSupervisor:
             raise UpstreamError("the upstream server is not running")
         try:
             return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             self._forwarded.pop(up_id, None)
             raise UpstreamError(f"{method} timed out after {timeout:.0f}s") from exc
 
@@ -114,14 +122,24 @@ class UpstreamSupervisor:
         if proc is not self.upstream:
             return
         self.upstream_ready = False
+        self._to_client.clear()
+        self._upstream_to_client.clear()
+        if stopping or self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
+            self._fail_sent(f"The upstream language server exited (code {code}).")
+            return
+        self.restarts += 1
+        if self.restarts > self.options.max_restarts:
+            # Decided now, so that no request is told of a restart that never comes.
+            self._give_up(
+                f"steerlsp: the upstream language server crashed {self.restarts} times "
+                "and is gone; not restarting it again. steerlsp's own features keep "
+                f"working. To get it back, {RESTART_HINT}."
+            )
+            return
         self._fail_sent(
             f"The upstream language server exited (code {code}) while this "
             "request was running; it is being restarted."
         )
-        self._to_client.clear()
-        self._upstream_to_client.clear()
-        if stopping or self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
-            return
         self._spawn(self._restart(code))
 
     def _fail_sent(self: Proxy, reason: str) -> None:
@@ -136,14 +154,6 @@ class UpstreamSupervisor:
                 self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
 
     async def _restart(self: Proxy, code: int | None) -> None:
-        self.restarts += 1
-        if self.restarts > self.options.max_restarts:
-            self._give_up(
-                f"steerlsp: the upstream language server crashed {self.restarts} "
-                "times; not restarting it again. AI features keep working; "
-                "restart the editor's language server to recover."
-            )
-            return
         backoff = self.options.backoff
         await asyncio.sleep(backoff[min(self.restarts - 1, len(backoff) - 1)])
         if self.state in (Lifecycle.SHUTDOWN, Lifecycle.EXITED):
@@ -187,6 +197,7 @@ class UpstreamSupervisor:
 
     def _give_up(self: Proxy, reason: str) -> None:
         self.unavailable = reason
+        self.upstream_ready = False
         log.error("%s", reason)
         self._fail_sent(reason)
         held = list(self._held)
@@ -199,13 +210,23 @@ class UpstreamSupervisor:
 
     def status(self: Proxy) -> dict[str, Any]:
         """What ``steerlsp/status`` reports."""
+        alive = self.upstream is not None and self.upstream.alive
         return {
             "state": self.state.value,
             "upstream": {
                 "command": self.options.command,
-                "pid": self.upstream.pid if self.upstream else None,
-                "ready": self.upstream_ready,
+                "state": self._upstream_state(alive),
+                "pid": self.upstream.pid if alive and self.upstream else None,
+                "ready": self.upstream_ready and alive,
                 "restarts": self.restarts,
                 "unavailable": self.unavailable,
             },
         }
+
+    def _upstream_state(self: Proxy, alive: bool) -> str:
+        """``running``, ``starting``, ``restarting`` or ``gone`` (will not come back)."""
+        if self.unavailable is not None:
+            return "gone"
+        if self.upstream_ready and alive:
+            return "running"
+        return "restarting" if self.restarts else "starting"

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
+import os
+import site
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +24,8 @@ from steerlsp.server.framing import FrameDecoder, FramingError, encode_frame
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 16
+# Longest stderr line logged in full; the rest of a longer one is cut.
+_STDERR_LOG_LINE = 4096
 
 
 class UpstreamMissing(Exception):
@@ -98,7 +103,7 @@ class UpstreamProcess:
             proc.stdin.close()
         try:
             await asyncio.wait_for(proc.wait(), grace)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("upstream did not exit in %.1fs; killing it", grace)
             self.kill()
             await proc.wait()
@@ -114,7 +119,11 @@ class UpstreamProcess:
         stdout = self._proc.stdout
         decoder = FrameDecoder()
         while True:
-            data = await stdout.read(_READ_CHUNK)
+            try:
+                data = await stdout.read(_READ_CHUNK)
+            except Exception:  # the pipe broke: the process's exit is handled by _wait
+                log.debug("reading the upstream's stdout failed", exc_info=True)
+                return
             if not data:
                 return
             for event in decoder.feed(data):
@@ -129,12 +138,41 @@ class UpstreamProcess:
                     log.warning("upstream sent invalid JSON (%d bytes)", len(event))
                     continue
                 if isinstance(message, dict):
-                    self._on_message(self, message)
+                    try:
+                        self._on_message(self, message)
+                    except Exception:  # one bad message must not end the reader
+                        log.exception("error handling an upstream message")
 
     async def _drain_stderr(self) -> None:
+        """Read stderr in chunks until EOF, whatever its line lengths.
+
+        A process blocks once its stderr pipe is full, so this must never stop
+        early: ``readline`` would raise on a line longer than the stream limit.
+        """
         assert self._proc is not None and self._proc.stderr is not None
-        while line := await self._proc.stderr.readline():
-            log.debug("upstream stderr: %s", line.decode("utf-8", "replace").rstrip())
+        stderr = self._proc.stderr
+        line = bytearray()  # the current line's first _STDERR_LOG_LINE bytes
+        length = 0  # and its full length
+        while True:
+            try:
+                data = await stderr.read(_READ_CHUNK)
+            except Exception:  # the pipe broke: nothing more can be read
+                log.debug("reading the upstream's stderr failed", exc_info=True)
+                return
+            if not data:
+                break
+            if not log.isEnabledFor(logging.DEBUG):
+                continue
+            *complete, rest = data.split(b"\n")
+            for piece in complete:
+                line += piece[: _STDERR_LOG_LINE - len(line)]
+                log.debug("upstream stderr: %s", stderr_line(bytes(line), length + len(piece)))
+                line.clear()
+                length = 0
+            line += rest[: _STDERR_LOG_LINE - len(line)]
+            length += len(rest)
+        if length and log.isEnabledFor(logging.DEBUG):
+            log.debug("upstream stderr: %s", stderr_line(bytes(line), length))
 
     async def _wait(self) -> None:
         assert self._proc is not None
@@ -150,6 +188,52 @@ class UpstreamProcess:
         self._on_exit(self, code)
 
 
+# Runs pylsp with its own install directory added as a site dir: the one
+# case where -I would hide it (a user-site or PYTHONPATH install).
+_BOOTSTRAP = (
+    "import site, sys; site.addsitedir(sys.argv.pop(1)); "
+    "from pylsp.__main__ import main; sys.exit(main())"
+)
+
+
+def stderr_line(head: bytes, length: int) -> str:
+    """A stderr line for the log, from its first bytes and its full length."""
+    text = head.decode("utf-8", "replace").rstrip()
+    if length > len(head):
+        text += f" ... ({length} bytes)"
+    return text
+
+
 def default_command() -> list[str]:
-    """pylsp from the same environment as steerlsp."""
-    return [sys.executable, "-m", "pylsp"]
+    """pylsp from the same environment as steerlsp, isolated from the working directory.
+
+    Editors start language servers in the project root, and ``python -m``
+    puts the working directory first on ``sys.path``: a ``ujson.py`` or
+    ``numpy.py`` in the project would then run inside pylsp. ``-I`` keeps the
+    working directory (and ``PYTHONPATH``, whose empty entries also mean the
+    working directory) off the path; pylsp still gets the editor's root from
+    ``initialize``. Jedi resolves the project's imports in its own
+    subprocess, so isolation changes no completion.
+    """
+    home = _pylsp_home()
+    if home is None:
+        return [sys.executable, "-I", "-m", "pylsp"]
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, home]
+
+
+def _pylsp_home() -> str | None:
+    """The directory pylsp is imported from, when only ``-I`` would hide it."""
+    spec = importlib.util.find_spec("pylsp")
+    if spec is None or spec.origin is None:
+        return None
+    home = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
+    hidden = [site.getusersitepackages()]
+    hidden += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
+    if home in site.getsitepackages() or not any(_within(home, d) for d in hidden):
+        return None
+    return home
+
+
+def _within(path: str, directory: str) -> bool:
+    directory = os.path.abspath(directory)
+    return path == directory or path.startswith(directory + os.sep)

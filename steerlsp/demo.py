@@ -406,7 +406,8 @@ async def main_async(root: Path) -> int:
     client = LanguageClient("steerlsp-demo", __version__, converter_factory=demo_converter)
     s = Session(client, root)
     make_client(s)
-    await client.start_io(sys.executable, "-m", "steerlsp", cwd=str(root))
+    # -I: with cwd=root, ``-m`` would import the project's modules before steerlsp's.
+    await client.start_io(sys.executable, "-I", "-m", "steerlsp", cwd=str(root))
     stderr: list[str] = []
     drainer = asyncio.create_task(drain(client._server.stderr if client._server else None, stderr))
     failed = await run_steps(s)

@@ -3,17 +3,26 @@
 Real behaviour is tested against real pylsp; this one exists to make the
 upstream do things on demand that pylsp never does deterministically: send a
 server->client request under a chosen id, hang, crash, report exactly what it
-received. Run as ``python tests/fake_upstream.py``.
+received. Run as ``python tests/fake_upstream.py``; with ``--incremental`` it
+advertises incremental document sync (kind 2) instead of full (kind 1).
 
 Methods:
+- ``textDocument/completion``: one item, ``fake``.
 - ``fake/echo``: result is the params.
 - ``fake/received``: every message received so far (method, id, params).
+- ``fake/receivedJson``: the same as a JSON string, which the proxy cannot
+  convert on the way back (it converts positions in results to the editor's
+  encoding).
 - ``fake/serverRequest`` {method, params, id}: send that request to the
   client, then reply with the client's answer.
 - ``fake/notify`` {method, params}: send that notification, reply null.
 - ``fake/hang``: never replies, except -32800 after ``$/cancelRequest``.
 - ``fake/crash``: exit with status 3 at once.
 - ``fake/progressCancel`` {id}: send ``$/cancelRequest`` for our request ``id``.
+
+``initialize`` fails when ``initializationOptions.fake.failInitialize`` is set.
+- ``fake/stderr`` {size}: write one line of ``size`` bytes to stderr (blocking,
+  as pylsp's logging does), then reply with the size.
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ class Fake:
             if msg_id in self.waiting:
                 self.send({"id": self.waiting.pop(msg_id), "result": msg.get("result")})
             return
-        if method != "fake/received":
+        if method not in ("fake/received", "fake/receivedJson"):
             self.received.append({"method": method, "id": msg_id, "params": params})
         handler = getattr(self, "on_" + method.replace("/", "_").replace("$", "S"), None)
         if handler is not None:
@@ -59,6 +68,10 @@ class Fake:
             self.send({"id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
 
     def on_initialize(self, msg_id: Any, params: Any) -> None:
+        options = params.get("initializationOptions")
+        if isinstance(options, dict) and (options.get("fake") or {}).get("failInitialize"):
+            self.send({"id": msg_id, "error": {"code": -32603, "message": "fake init failure"}})
+            return
         self.send({"id": msg_id, "result": {"capabilities": CAPABILITIES}})
 
     def on_shutdown(self, msg_id: Any, params: Any) -> None:
@@ -83,11 +96,17 @@ class Fake:
             }
         )
 
+    def on_textDocument_completion(self, msg_id: Any, params: Any) -> None:
+        self.send({"id": msg_id, "result": {"isIncomplete": False, "items": [{"label": "fake"}]}})
+
     def on_fake_echo(self, msg_id: Any, params: Any) -> None:
         self.send({"id": msg_id, "result": params})
 
     def on_fake_received(self, msg_id: Any, params: Any) -> None:
         self.send({"id": msg_id, "result": self.received})
+
+    def on_fake_receivedJson(self, msg_id: Any, params: Any) -> None:
+        self.send({"id": msg_id, "result": json.dumps(self.received)})
 
     def on_fake_serverRequest(self, msg_id: Any, params: Any) -> None:
         self.waiting[params["id"]] = msg_id
@@ -106,6 +125,11 @@ class Fake:
     def on_fake_progressCancel(self, msg_id: Any, params: Any) -> None:
         self.send({"method": "$/cancelRequest", "params": {"id": params["id"]}})
         self.send({"id": msg_id, "result": None})
+
+    def on_fake_stderr(self, msg_id: Any, params: Any) -> None:
+        sys.stderr.buffer.write(b"e" * params["size"] + b"\n")
+        sys.stderr.buffer.flush()
+        self.send({"id": msg_id, "result": params["size"]})
 
     def on_S_cancelRequest(self, msg_id: Any, params: Any) -> None:
         target = params["id"]
@@ -129,6 +153,8 @@ def read_message(stream: Any) -> dict[str, Any] | None:
 
 
 def main() -> None:
+    if "--incremental" in sys.argv[1:]:
+        CAPABILITIES["textDocumentSync"]["change"] = 2  # type: ignore[index]
     fake = Fake()
     while (msg := read_message(sys.stdin.buffer)) is not None:
         fake.handle(msg)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from steerlsp.server.config import CompletionSettings, Settings, camel, merge, section
+from steerlsp.prompts.fim import load_templates
+from steerlsp.server.config import (
+    CompletionSettings,
+    ModelSettings,
+    Settings,
+    camel,
+    merge,
+    section,
+    shown,
+)
 
 
 def test_camel_case_keys():
@@ -51,16 +60,17 @@ def test_valid_values_are_applied():
 @pytest.mark.parametrize(
     ("raw", "fragment"),
     [
-        ({"model": {"device": "gpu"}}, "steerlsp.model.device: 'gpu'"),
-        ({"model": {"dtype": "int3"}}, "not one of"),
-        ({"model": {"name": ""}}, "non-empty string"),
-        ({"model": "big"}, "must be an object"),
-        ({"completion": {"maxNewTokens": 0}}, "outside 1..1024"),
-        ({"completion": {"maxNewTokens": 2.5}}, "whole number"),
-        ({"completion": {"temperature": "hot"}}, "expected a number"),
-        ({"completion": {"fallback": "yes"}}, "true or false"),
-        ({"completion": {"maxNewTokens": True}}, "expected a number"),
-        ({"bogus": 1}, "unknown setting steerlsp.bogus"),
+        ({"model": {"device": "gpu"}}, "steerlsp.model.device: 'gpu' is not a valid value"),
+        ({"model": {"dtype": "int3"}}, "not one of auto, float32"),
+        ({"model": {"name": ""}}, "non-empty string, got ''; keeping 'default'"),
+        ({"model": "big"}, "must be an object, got 'big'; keeping the current steerlsp.model"),
+        ({"completion": {"maxNewTokens": 0}}, "maxNewTokens: 0 is outside 1..1024; keeping 48"),
+        ({"completion": {"maxNewTokens": 2.5}}, "whole number, got 2.5; keeping 48"),
+        ({"completion": {"temperature": "hot"}}, "expected a number, got 'hot'; keeping 0.0"),
+        ({"completion": {"fallback": "yes"}}, "true or false, got 'yes'; keeping true"),
+        ({"completion": {"maxNewTokens": True}}, "expected a number, got true"),
+        ({"bogus": 1}, "unknown setting steerlsp.bogus (ignored)"),
+        ({"model": {"fimTemplate": "starcoder3"}}, "'starcoder3' is not one of auto, none, "),
     ],
 )
 def test_invalid_values_keep_the_previous_value_and_are_reported(raw, fragment):
@@ -82,4 +92,53 @@ def test_nothing_changes_nothing(raw):
 
 
 def test_not_an_object():
-    assert merge(Settings(), [1, 2])[1] == ["steerlsp settings must be an object, got list"]
+    assert merge(Settings(), [1, 2])[1] == [
+        "steerlsp settings must be an object, got [1, 2]; keeping the current settings"
+    ]
+
+
+def test_the_problem_names_the_value_actually_kept():
+    current, _ = merge(Settings(), {"completion": {"maxNewTokens": 100}})
+    settings, problems = merge(current, {"completion": {"maxNewTokens": 10**50}})
+    assert settings == current
+    assert problems == ["steerlsp.completion.maxNewTokens: 1e+50 is outside 1..1024; keeping 100"]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (10**50, "1e+50"),
+        (-(10**20), "-1e+20"),
+        (1e300, "1e+300"),
+        (10**400, "a number too large for a float"),
+        (12345, "12345"),
+        (0.25, "0.25"),
+        (True, "true"),
+        (None, "null"),
+        ("x" * 100, "'" + "x" * 38 + "…"),
+        ({"a": ["b" * 60]}, "{'a': ['" + "b" * 31 + "…"),
+        ("tab\there\x00", "'tab\\there\\x00'"),
+    ],
+)
+def test_values_are_quoted_short_and_readable(value, text):
+    assert shown(value) == text
+    assert len(shown(value)) <= 40
+
+
+def test_huge_integers_are_rejected_without_overflow():
+    settings, problems = merge(Settings(), {"completion": {"temperature": 10**400}})
+    assert settings == Settings() and "outside 0.0..2.0" in problems[0]
+
+
+def test_fim_template_names_come_from_the_packaged_templates():
+    names = list(load_templates())
+    assert "starcoder2" in names and "codegemma" in names
+    for name in ["auto", "none", *names]:
+        expected = Settings(model=ModelSettings(fim_template=name))
+        assert merge(Settings(), {"model": {"fimTemplate": name}}) == (expected, [])
+    _, problems = merge(Settings(), {"model": {"fimTemplate": "StarCoder2"}})
+    assert problems == [
+        "steerlsp.model.fimTemplate: 'StarCoder2' is not one of auto, none, "
+        + ", ".join(names)
+        + "; keeping 'auto'"
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 
@@ -160,12 +161,131 @@ def test_disk_cache_is_invalidated_when_the_file_changes(tmp_path):
     assert index.lines_of(uri) is None
 
 
-def test_disk_cache_is_bounded(tmp_path, monkeypatch):
-    monkeypatch.setattr(documents, "_DISK_CACHE_SIZE", 3)
+def test_disk_cache_is_bounded_by_bytes(tmp_path, monkeypatch):
+    line = "v = '😋'" + "x" * 10_000
+    (tmp_path / "probe.py").write_text(f"{line}\n", encoding="utf-8")
+    cost = documents.read_disk_lines(str(tmp_path / "probe.py"), UTF16, UTF32).cost
+    monkeypatch.setattr(documents, "DISK_CACHE_BYTES", 4 * cost + cost // 2)  # room for four
     index = DocumentIndex(UTF16, UTF32)
-    for i in range(6):
+    for i in range(7):
         path = tmp_path / f"m{i}.py"
-        path.write_text(f"v{i} = '😋'\n", encoding="utf-8")
-        assert index.lines_of(path.as_uri()) == [f"v{i} = '😋'", ""]
-    assert len(index._disk) == 3
-    assert list(index._disk) == [str(tmp_path / f"m{i}.py") for i in (3, 4, 5)]
+        path.write_text(f"{line}\n", encoding="utf-8")
+        assert index.lines_of(path.as_uri()) == [line, ""]
+    assert list(index._disk) == [str(tmp_path / f"m{i}.py") for i in (3, 4, 5, 6)]
+    assert index._disk_bytes == sum(entry.cost for entry in index._disk.values())
+    assert index._disk_bytes <= documents.DISK_CACHE_BYTES
+
+
+def test_ascii_files_cost_the_cache_almost_nothing(tmp_path):
+    index = DocumentIndex(UTF16, UTF32)
+    path = tmp_path / "big_ascii.py"
+    path.write_text("x = 1\n" * 100_000, encoding="utf-8")
+    assert index.lines_of(path.as_uri()) is None
+    assert index._disk_bytes < 1000
+
+
+def _in_thread(call, timeout=5.0):
+    """Run ``call`` on a daemon thread: a blocking read fails the test, not the run."""
+    result: list = []
+    thread = threading.Thread(target=lambda: result.append(call()), daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "blocked"
+    return result[0]
+
+
+def test_fifo_is_not_read(tmp_path):
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    index = DocumentIndex(UTF16, UTF32)
+    assert _in_thread(lambda: index.lines_of(fifo.as_uri())) is None
+    assert index.unloaded([fifo.as_uri()]) == []
+    # Swapped in after the stat: the non-blocking open and fstat still refuse it.
+    assert _in_thread(lambda: documents.read_disk_lines(str(fifo), UTF16, UTF32)) is None
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/urandom", "/proc/self/status"])
+def test_devices_and_pseudo_files_are_not_read(path):
+    if not os.path.exists(path):
+        pytest.skip(f"no {path}")
+    index = DocumentIndex(UTF16, UTF32)
+    uri = "file://" + path
+    if path.startswith("/proc"):
+        # A regular file by stat, with a size of 0: read, but capped like any other.
+        assert _in_thread(lambda: index.lines_of(uri)) is None
+    else:
+        assert _in_thread(lambda: index.lines_of(uri)) is None
+        assert _in_thread(lambda: documents.read_disk_lines(path, UTF16, UTF32)) is None
+    assert index._disk_bytes <= 1000
+
+
+def test_nul_in_a_uri_gives_none():
+    assert DocumentIndex(UTF16, UTF32).lines_of("file:///tmp/a%00b.py") is None
+
+
+def test_oversized_file_converts_only_lines_within_the_cap(tmp_path, monkeypatch):
+    monkeypatch.setattr(documents, "MAX_FILE_BYTES", 100)
+    path = tmp_path / "huge.py"
+    head = ["a = '😋'", "b = 2"]
+    path.write_text("\n".join(head) + "\n" + "c = 'xyz'\n" * 50, encoding="utf-8")
+    lines = DocumentIndex(UTF16, UTF32).lines_of(path.as_uri())
+    assert lines is not None and list(lines[:2]) == head
+    # Every line kept is whole; none past the cap.
+    assert set(lines[2:]) == {"c = 'xyz'"}
+    assert len("\n".join(lines).encode()) <= 100
+
+
+def test_oversized_file_with_no_line_end_in_the_cap_needs_no_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr(documents, "MAX_FILE_BYTES", 100)
+    path = tmp_path / "one_line.py"
+    path.write_text("x = '😋'" * 100, encoding="utf-8")
+    assert DocumentIndex(UTF16, UTF32).lines_of(path.as_uri()) is None
+
+
+def test_read_is_capped_in_memory(tmp_path):
+    path = tmp_path / "big.py"
+    path.write_bytes(("z = '😋'\n" * 1_000_000).encode())  # ~12 MB
+    read = documents.read_disk_lines(str(path), UTF16, UTF32)
+    assert read is not None and read.lines is not None
+    assert len(read.lines) < documents.MAX_FILE_BYTES // 10
+    # Short lines of astral text cost ~10x their bytes as str objects: such a
+    # file is converted with, then freed, never cached.
+    index = DocumentIndex(UTF16, UTF32)
+    assert index.lines_of(path.as_uri()) == read.lines
+    assert read.cost > documents.DISK_CACHE_BYTES // 4
+    assert index._disk_bytes == 0 and not index._disk
+
+
+async def test_load_reads_off_the_loop_then_lines_of_uses_the_cache(tmp_path, monkeypatch):
+    path = tmp_path / "lib.py"
+    path.write_text("a = '😋'\n", encoding="utf-8")
+    uri = path.as_uri()
+    index = DocumentIndex(UTF16, UTF32)
+    index.update(URI, ASTRAL)
+    assert index.unloaded([uri, URI, "untitled:x", "file:///nowhere.py"]) == [uri]
+    loop_thread = threading.get_ident()
+    seen: list[int] = []
+    real = documents.read_disk_lines
+
+    def spy(*args):
+        seen.append(threading.get_ident())
+        return real(*args)
+
+    monkeypatch.setattr(documents, "read_disk_lines", spy)
+    await index.load([uri])
+    assert seen and loop_thread not in seen
+    assert index.unloaded([uri]) == []
+    seen.clear()
+    assert index.lines_of(uri) == ["a = '😋'", ""]
+    assert seen == []  # served from the cache
+
+
+async def test_load_returns_lines_too_large_to_cache(tmp_path, monkeypatch):
+    path = tmp_path / "wide.py"
+    path.write_text("a = '😋'\n" * 1000, encoding="utf-8")
+    monkeypatch.setattr(documents, "DISK_CACHE_BYTES", 1000)
+    index = DocumentIndex(UTF16, UTF32)
+    loaded = await index.load([path.as_uri(), "file:///dev/zero"])
+    assert loaded[path.as_uri()][999] == "a = '😋'"
+    assert loaded["file:///dev/zero"] is None
+    assert not index._disk  # used for this conversion, not kept

@@ -167,35 +167,58 @@ def test_content_length_too_large_with_next_message_buffered():
 
 
 def test_content_length_too_large_resolved_by_flush_idle():
+    # The next header's line is not complete yet; a pause settles it.
     decoder = FrameDecoder()
-    data = b"Content-Length: %d\r\n\r\n" % (len(A) + 500) + A + encode_frame(B)
+    frame = encode_frame(B)
+    data = b"Content-Length: %d\r\n\r\n" % (len(A) + 500) + A + frame[:17]
     assert decoder.feed(data) == []
     assert decoder.pending
-    assert decoder.flush_idle() == [A, B]
+    assert decoder.flush_idle() == [A]
+    assert decoder.feed(frame[17:]) == [B]
     assert not decoder.pending
     assert decoder.feed(encode_frame(C)) == [C]
 
 
 def test_flush_idle_reports_non_json_prefix():
     decoder = FrameDecoder()
-    decoder.feed(b"Content-Length: 900\r\n\r\n" + A[:-3] + encode_frame(B))
-    events = decoder.flush_idle()
+    frame = encode_frame(B)
+    decoder.feed(b"Content-Length: 900\r\n\r\n" + A[:-3] + frame[:17])
+    events = decoder.flush_idle() + decoder.feed(frame[17:])
     assert events == [FramingError("Content-Length larger than the body", A[:-3]), B]
 
 
-def test_flush_idle_keeps_waiting_without_a_later_header():
+def test_flush_idle_keeps_waiting_for_a_partial_body():
     decoder = FrameDecoder()
-    decoder.feed(b"Content-Length: 900\r\n\r\n" + A)
+    decoder.feed(b"Content-Length: 900\r\n\r\n" + A[:-3])
     assert decoder.flush_idle() == []
     assert decoder.pending
 
 
 def test_flush_idle_drops_headerless_bytes():
     decoder = FrameDecoder()
-    assert decoder.feed(b"garbage") == []
-    assert decoder.flush_idle() == [FramingError("bytes without a header", b"garbage")]
+    assert decoder.feed(b"{garbage}") == []
+    assert decoder.flush_idle() == [FramingError("bytes without a header", b"{garbage}")]
     assert not decoder.pending
     assert decoder.flush_idle() == []
+
+
+@pytest.mark.parametrize(
+    "start", [b"Content-Len", b"Content-Length: 3", b"Content-Type: x\r\nCont"]
+)
+def test_flush_idle_keeps_what_may_become_a_header(start):
+    decoder = FrameDecoder()
+    frame = b"Content-Type: x\r\n" + encode_frame(A) if b"Type" in start else encode_frame(A)
+    assert frame.startswith(start)
+    assert decoder.feed(start) == []
+    assert decoder.flush_idle() == []
+    assert decoder.feed(frame[len(start) :]) == [A]
+
+
+def test_word_kept_at_idle_is_reported_when_a_header_follows():
+    decoder = FrameDecoder()
+    decoder.feed(b"garbage")
+    assert decoder.flush_idle() == []
+    assert decoder.feed(encode_frame(A)) == [FramingError("bytes before a header", b"garbage"), A]
 
 
 def test_flush_idle_keeps_partial_header():
@@ -273,3 +296,112 @@ def test_never_raises_on_random_input(seed):
             events += decoder.flush_idle()
     events += decoder.flush_idle()
     assert all(isinstance(e, (bytes, FramingError)) for e in events)
+
+
+# ---- a Content-Length that is too long (issue 9, item 6) ---------------------
+
+
+def test_too_long_length_with_broken_body_does_not_swallow_the_next_message():
+    # The broken body is not JSON; the next frame arrives later and overflows
+    # the declared length. It used to be eaten as part of the broken body.
+    broken = b'{"jsonrpc": "2.0", "id": 92'
+    decoder = FrameDecoder()
+    assert decoder.feed(b"Content-Length: 60\r\n\r\n" + broken) == []
+    assert decoder.flush_idle() == []  # the pause: nothing to cut at yet
+    events = decoder.feed(encode_frame(B))
+    assert events == [FramingError("Content-Length larger than the body", broken), B]
+    assert not decoder.pending
+
+
+def test_too_long_length_resyncs_as_soon_as_a_header_line_is_complete():
+    # No idle wait: a whole "Content-Length: N" line cannot occur inside a
+    # valid JSON body (raw CR/LF cannot be in a JSON string), so the declared
+    # body is certainly cut short there.
+    broken = b'{"jsonrpc": "2.0", "id": 92'
+    decoder = FrameDecoder()
+    events = decoder.feed(b"Content-Length: 5000\r\n\r\n" + broken + encode_frame(B))
+    assert events == [FramingError("Content-Length larger than the body", broken), B]
+    assert not decoder.pending
+
+
+def test_too_long_length_with_json_body_is_delivered_at_the_next_header():
+    decoder = FrameDecoder()
+    events = decoder.feed(b"Content-Length: 5000\r\n\r\n" + A + encode_frame(B))
+    assert events == [A, B]
+    assert not decoder.pending
+
+
+def test_too_long_length_keeps_headers_before_content_length():
+    nxt = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n" + encode_frame(B)
+    decoder = FrameDecoder()
+    events = decoder.feed(b"Content-Length: 5000\r\n\r\n" + A + b"\r\n" + nxt)
+    assert events == [A + b"\r\n", B]
+
+
+def test_split_header_line_in_a_body_waits_for_its_end():
+    decoder = FrameDecoder()
+    frame = encode_frame(B)
+    assert decoder.feed(b"Content-Length: 5000\r\n\r\n" + A + frame[:16]) == []
+    assert decoder.feed(frame[16:]) == [A, B]
+
+
+def test_body_quoting_a_header_line_is_not_split():
+    # Escaped CR/LF inside a JSON string: a legitimate body, read whole.
+    text = "Content-Length: 12\r\n\r\n" * 3
+    body = json.dumps({"jsonrpc": "2.0", "method": "log", "params": text}).encode()
+    data = encode_frame(body) + encode_frame(A)
+    decoder = FrameDecoder()
+    events = []
+    for i in range(0, len(data), 7):  # streamed in small chunks
+        events += decoder.feed(data[i : i + 7])
+    assert events == [body, A]
+
+
+def test_flush_idle_delivers_a_complete_json_body_under_a_too_long_length():
+    # Only whitespace could legally follow a complete JSON value, so after a
+    # pause the body is delivered instead of waiting for the next message.
+    decoder = FrameDecoder()
+    decoder.feed(b"Content-Length: 900\r\n\r\n" + A)
+    assert decoder.flush_idle() == [A]
+    assert not decoder.pending
+    assert decoder.feed(b"  \r\n" + encode_frame(B)) == [B]
+
+
+def test_header_line_arriving_across_the_declared_end():
+    decoder = FrameDecoder()
+    frame = encode_frame(B)
+    assert decoder.feed(b"Content-Length: %d\r\n\r\n" % (len(A) + 17) + A + frame[:17]) == [A]
+    assert decoder.feed(frame[17:]) == [B]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_too_long_lengths_never_cost_a_valid_message(seed):
+    rng = random.Random(seed)
+    valid = [b'{"jsonrpc":"2.0","id":%d,"method":"m","params":{}}' % i for i in range(30)]
+    data = b""
+    for body in valid:
+        if rng.random() < 0.4:
+            broken = b'{"jsonrpc":"2.0","id":"x%d","method":"m"' % rng.randint(0, 99)
+            data += b"Content-Length: %d\r\n\r\n" % (len(broken) + rng.randint(1, 400)) + broken
+        data += encode_frame(body)
+    decoder = FrameDecoder()
+    events = []
+    position = 0
+    while position < len(data):
+        step = rng.randint(1, 200)
+        events += decoder.feed(data[position : position + step])
+        position += step
+        if rng.random() < 0.2:  # a pause anywhere, even inside a header
+            events += decoder.flush_idle()
+    events += decoder.flush_idle()
+    assert bodies(events) == valid
+
+
+def test_slow_body_quoting_a_header_is_not_cut_by_a_pause():
+    body = json.dumps({"jsonrpc": "2.0", "method": "log", "params": "Content-Length: 5 ok"})
+    frame = encode_frame(body.encode())
+    decoder = FrameDecoder()
+    cut = frame.index(b"ok") + 1  # "Content-Length: 5 o": no header line
+    assert decoder.feed(frame[:cut]) == []
+    assert decoder.flush_idle() == []
+    assert decoder.feed(frame[cut:]) == [body.encode()]
