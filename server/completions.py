@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import itertools
 import logging
 import os
+import re
 import uuid
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
@@ -28,8 +32,9 @@ from steerlsp.models.requests import (
     ModelOutOfMemory,
     Sampling,
 )
-from steerlsp.models.worker import Job, JobCancelled, ModelWorker
+from steerlsp.models.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
 from steerlsp.server.config import Settings
+from steerlsp.server.positions import to_code_points
 
 if TYPE_CHECKING:
     from steerlsp.models.completer import Completer
@@ -39,6 +44,16 @@ log = logging.getLogger(__name__)
 
 REQUEST_FAILED = -32803
 ACCEPTED_COMMAND = "steerlsp.accepted"
+# Sorts before every letter, digit and "_" (pylsp's sortText starts with "a"
+# or "z"), in byte order and in ICU collation alike; printable, not
+# whitespace an editor might trim. "\x00" did the same but Emacs' JSON parser
+# rejects NUL and drops the whole reply.
+FIRST = "!"
+# LSP lines end at these only; str.splitlines also splits at \x0c, \x1c, \x85...
+_LINE_END = re.compile(r"\r\n|\r|\n")
+# C0 and C1 controls and DEL, but tab and the line ends: the model can emit
+# them, and some editors' JSON parsers reject the reply that carries them.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 class ModelState(enum.Enum):
@@ -142,12 +157,18 @@ class Completions:
         self.start_loading()
 
     def status(self) -> dict[str, Any]:
+        """``steerlsp/status``: never "ready" while no thread can serve a job."""
+        worker = self._worker.health()
+        state, error = self.state.value, self.error
+        if self._worker.gave_up is not None and self.state is not ModelState.DISABLED:
+            state, error = ModelState.FAILED.value, self._worker.gave_up
         return {
-            "state": self.state.value,
+            "state": state,
             "model": self.settings.model.name,
-            "error": self.error,
+            "error": error,
             "served": self.served,
             "accepted": self.accepted,
+            "worker": worker,
         }
 
     # ---- requests ------------------------------------------------------
@@ -159,50 +180,56 @@ class Completions:
             pending.job.cancel()
 
     async def inline(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
-        """Answer ``textDocument/inlineCompletion``."""
-        self._require_ready()
+        """Answer ``textDocument/inlineCompletion``.
+
+        A document that is not open, or a position outside it, gets no items at
+        once: Neovim asks for every attached buffer with the current window's
+        cursor.
+        """
         uri, position = params.text_document.uri, params.position
-        doc = self.ls.workspace.get_text_document(uri)
-        offset = doc.offset_at_position(position)
-        prefix, suffix = doc.source[:offset], doc.source[offset:]
-        replace_start = position
+        source = self._source(uri)
+        offset = self._offset(source, position)
         selected = params.context.selected_completion_info
+        start = offset if selected is None else self._offset(source, selected.range.start)
+        if source is None or offset is None or start is None:
+            return types.InlineCompletionList(items=[])
+        self._require_ready()
+        prefix, suffix = source[:offset], source[offset:]
+        replace_start = position
         if selected is not None:
             # The editor shows a menu item: continue as if it were accepted.
-            start = doc.offset_at_position(selected.range.start)
-            prefix = doc.source[:start] + selected.text
+            prefix = source[:start] + selected.text
             replace_start = selected.range.start
         cached = self._typed_ahead(uri, prefix, suffix)
         if cached is not None:
             return self._reply(uri, cached, replace_start, position, selected)
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-        text = await self._generate(uri, doc.version, prefix, suffix, debounce=automatic)
+        text = await self._generate(uri, self._version(uri), prefix, suffix, debounce=automatic)
         return self._reply(uri, text, replace_start, position, selected)
 
     async def fallback_item(self, params: dict[str, Any]) -> types.CompletionItem | None:
         """One labelled AI item for ``textDocument/completion``, within the wait budget."""
         if not self._fallback_wanted() or self.state is not ModelState.READY:
             return None
-        uri = params["textDocument"]["uri"]
-        position = types.Position(
-            line=params["position"]["line"], character=params["position"]["character"]
-        )
-        doc = self.ls.workspace.get_text_document(uri)
-        offset = doc.offset_at_position(position)
-        prefix, suffix = doc.source[:offset], doc.source[offset:]
+        uri, position = _request_position(params)
+        source = self._source(uri) if uri is not None else None
+        offset = self._offset(source, position) if position is not None else None
+        if uri is None or position is None or source is None or offset is None:
+            return None
+        prefix, suffix = source[:offset], source[offset:]
         text = self._typed_ahead(uri, prefix, suffix)
         if text is None:
             # Keep generating past the wait: the editor asks again as the user
             # types, and typed-ahead then answers from the finished suggestion.
             task = asyncio.ensure_future(
-                self._generate(uri, doc.version, prefix, suffix, debounce=False)
+                self._generate(uri, self._version(uri), prefix, suffix, debounce=False)
             )
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
             try:
                 text = await asyncio.wait_for(
                     asyncio.shield(task), self.settings.completion.fallback_wait_ms / 1000
                 )
-            except (asyncio.TimeoutError, JsonRpcException):
+            except (TimeoutError, JsonRpcException):
                 return None
         if not text.strip():
             return None
@@ -213,20 +240,12 @@ class Completions:
         if not isinstance(params, dict) or not self._fallback_wanted():
             return result
         item = await self.fallback_item(params)
-        uri = params["textDocument"]["uri"]
+        uri, _ = _request_position(params)
         still_working = uri in self._pending
         if item is None and not still_working:
             return result
-        items = result.get("items", []) if isinstance(result, dict) else list(result or [])
-        if item is not None:
-            items = [self.ls.protocol._converter.unstructure(item), *items]
-        # Incomplete: the editor asks again as the user types, and gets the
-        # suggestion once it is ready.
-        return {
-            "isIncomplete": still_working
-            or bool(isinstance(result, dict) and result.get("isIncomplete")),
-            "items": items,
-        }
+        unstructured = self.ls.protocol._converter.unstructure(item) if item is not None else None
+        return merged_completions(result, unstructured, still_working)
 
     def _fallback_wanted(self) -> bool:
         caps = self.ls.client_capabilities
@@ -245,7 +264,24 @@ class Completions:
         else:
             hooks.pop(types.TEXT_DOCUMENT_COMPLETION, None)
 
+    def _document(self, uri: str) -> Any:
+        """An open document, or None; never one read from disk (as pygls' getter would)."""
+        docs = self.ls.workspace.text_documents
+        return docs.get(uri) or docs.get(unquote(uri))  # pygls keys by the unquoted uri
+
+    def _source(self, uri: str) -> str | None:
+        doc = self._document(uri)
+        return doc.source if doc is not None else None
+
+    def _offset(self, source: str | None, position: types.Position) -> int | None:
+        if source is None:
+            return None
+        encoding = self.ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return offset_at(source, position, getattr(encoding, "value", encoding))
+
     def _require_ready(self) -> None:
+        if self._worker.gave_up is not None:
+            raise RequestFailed(f"steerlsp: no model worker: {self._worker.gave_up}")
         if self.state is ModelState.READY:
             return
         if self.state is ModelState.LOADING:
@@ -294,17 +330,20 @@ class Completions:
             raise JsonRpcRequestCancelled("cancelled by a newer request or an edit") from exc
         except ModelOutOfMemory as exc:
             raise RequestFailed(f"steerlsp: out of memory while generating: {exc}") from exc
+        except (WorkerDied, JobFailed) as exc:
+            raise RequestFailed(f"steerlsp: the completion failed: {exc}; try again") from exc
         finally:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
         if self._version(uri) != version:
             raise JsonRpcRequestCancelled("the document changed while generating")
         self.served += 1
-        self._last[uri] = _Suggestion(uri, prefix, suffix, completion.text)
-        return completion.text
+        text = printable(completion.text)
+        self._last[uri] = _Suggestion(uri, prefix, suffix, text)
+        return text
 
     def _version(self, uri: str) -> int | None:
-        doc = self.ls.workspace.text_documents.get(uri)
+        doc = self._document(uri)
         return doc.version if doc is not None else None
 
     def _options(self) -> CompletionOptions:
@@ -325,7 +364,7 @@ class Completions:
         end: types.Position,
         selected: types.SelectedCompletionInfo | None,
     ) -> types.InlineCompletionList:
-        insert = (selected.text if selected else "") + text
+        insert = printable((selected.text if selected else "") + text)
         if not text:
             return types.InlineCompletionList(items=[])
         item_id = uuid.uuid4().hex[:12]
@@ -342,8 +381,86 @@ class Completions:
         )
 
 
+def printable(text: str) -> str:
+    """``text`` without control characters other than tab, CR and LF."""
+    return _CONTROL.sub("", text)
+
+
+def offset_at(text: str, position: types.Position, encoding: str) -> int | None:
+    """Code-point offset of ``position`` in ``text``; None if it lies outside the text.
+
+    ``position.line`` is 0-based and lines end only at \\n, \\r\\n and \\r (LSP;
+    not ``str.splitlines``). ``position.character`` counts ``encoding`` code
+    units and may equal the line's length (its end), never exceed it.
+    """
+    start = _line_start(text, position.line)
+    if start is None:
+        return None
+    end = _LINE_END.search(text, start)
+    line = text[start : end.start() if end else len(text)]
+    column = to_code_points(line, position.character, encoding)
+    return start + column if column <= len(line) else None
+
+
+def _line_start(text: str, line: int) -> int | None:
+    """Offset where 0-based ``line`` starts; None past the last line.
+
+    Runs per completion request on the event loop, so a 20 MB document is
+    scanned in C: ``\\n`` counted in 64 KiB chunks, then found within one.
+    """
+    if not line:
+        return 0
+    if "\r" in text:
+        ends = itertools.islice(_LINE_END.finditer(text), line - 1, None)
+        end_of_previous = next(ends, None)
+        return end_of_previous.end() if end_of_previous is not None else None
+    start, remaining = 0, line
+    while True:
+        end = min(start + 65536, len(text))
+        found = text.count("\n", start, end)
+        if found >= remaining:
+            for _ in range(remaining):
+                start = text.index("\n", start) + 1
+            return start
+        if end == len(text):
+            return None
+        start, remaining = end, remaining - found
+
+
+def merged_completions(
+    result: Any, item: dict[str, Any] | None, still_working: bool
+) -> dict[str, Any]:
+    """pylsp's completion ``result`` (list, CompletionList or null) with ``item`` first.
+
+    Every other key of a CompletionList (``itemDefaults``...) is kept.
+    Incomplete while a generation runs: the editor asks again as the user
+    types, and gets the suggestion once it is ready.
+    """
+    merged = dict(result) if isinstance(result, dict) else {}
+    items = merged.get("items") if isinstance(result, dict) else result
+    items = list(items) if isinstance(items, list) else []
+    merged["items"] = [item, *items] if item is not None else items
+    merged["isIncomplete"] = still_working or bool(merged.get("isIncomplete"))
+    return merged
+
+
+def _request_position(params: Any) -> tuple[str | None, types.Position | None]:
+    """The uri and position of forwarded (untyped, possibly malformed) params."""
+    try:
+        uri, raw = params["textDocument"]["uri"], params["position"]
+        line, character = raw["line"], raw["character"]
+    except (KeyError, TypeError):
+        return None, None
+    if not isinstance(uri, str):
+        return None, None
+    if type(line) is not int or type(character) is not int or line < 0 or character < 0:
+        return uri, None
+    return uri, types.Position(line=line, character=character)
+
+
 def _fallback_item(text: str, position: types.Position) -> types.CompletionItem:
-    first = text.strip().splitlines()[0]
+    text = printable(text)
+    first = (text.strip().splitlines() or [""])[0]
     label = first if len(first) <= 40 else first[:39] + "…"
     return types.CompletionItem(
         label=f"✨ {label}",
@@ -352,8 +469,10 @@ def _fallback_item(text: str, position: types.Position) -> types.CompletionItem:
         documentation=types.MarkupContent(
             kind=types.MarkupKind.Markdown, value=f"```python\n{text}\n```"
         ),
-        sort_text="\x00",
+        sort_text=FIRST,
         filter_text=first,
+        # Plain, whatever the list's itemDefaults say: "$" in code is no tab stop.
+        insert_text_format=types.InsertTextFormat.PlainText,
         text_edit=types.TextEdit(range=types.Range(start=position, end=position), new_text=text),
         command=types.Command(
             title="steerlsp: accepted", command=ACCEPTED_COMMAND, arguments=["fallback"]
@@ -366,7 +485,7 @@ def _relative(uri: str, ls: SteerServer) -> str | None:
     root = ls.workspace.root_path
     if path is None:
         return None
-    if root and path.startswith(root):
+    if root and PurePath(path).is_relative_to(root):
         return os.path.relpath(path, root)
     return os.path.basename(path)
 

@@ -1,0 +1,129 @@
+"""Pure parts of the completion replies: positions, merging, printable text."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from lsprotocol import types
+
+from steerlsp.server.completions import (
+    FIRST,
+    _fallback_item,
+    _relative,
+    merged_completions,
+    offset_at,
+    printable,
+)
+
+ITEM = {"label": "✨ x", "sortText": FIRST}
+
+
+def pos(line: int, character: int) -> types.Position:
+    return types.Position(line=line, character=character)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "character", "offset"),
+    [
+        ("x = 1\n", 0, 5, 5),  # the end of a line is in range
+        ("x = 1\n", 1, 0, 6),  # so is the empty last line after a final newline
+        ("", 0, 0, 0),
+        ("a\r\nb\rc\nd", 3, 1, 8),  # \r\n, \r and \n end lines
+        ("a\x0cb\x85c\u2028d\ne", 1, 1, 9),  # these do not (str.splitlines splits there)
+        ('s = "😋"\nt', 0, 8, 7),  # UTF-16: the emoji is two units
+    ],
+)
+def test_offset_at_in_range(text, line, character, offset):
+    assert offset_at(text, pos(line, character), "utf-16") == offset
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "character"),
+    [
+        ("x = 1\n", 2, 0),  # past the last line
+        ("x = 1\n", 0, 6),  # past the end of the line
+        ("x = 1", 1, 0),
+        ("", 0, 1),
+        ('s = "😋"', 0, 9),  # 8 UTF-16 units long
+        ("a\x0cb\nc", 2, 0),  # one line, not two, before the \n
+    ],
+)
+def test_offset_at_out_of_range(text, line, character):
+    assert offset_at(text, pos(line, character), "utf-16") is None
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_offset_at_across_a_large_text(newline):
+    line = "x = f(a, b)  # forty characters or so" + newline
+    text = line * 5000  # past the 64 KiB chunks lines are counted in
+    assert offset_at(text, pos(4321, 2), "utf-16") == 4321 * len(line) + 2
+    assert offset_at(text, pos(5000, 0), "utf-16") == len(text)
+    assert offset_at(text, pos(5000, 1), "utf-16") is None
+    assert offset_at(text, pos(5001, 0), "utf-16") is None
+
+
+def test_offset_at_counts_the_negotiated_encoding():
+    line = 'é = "😋"'
+    assert offset_at(line, pos(0, 11), "utf-8") == 7  # 11 UTF-8 bytes, 8 UTF-16 units
+    assert offset_at(line, pos(0, 12), "utf-8") is None
+    assert offset_at(line, pos(0, 8), "utf-16") == 7
+    assert offset_at(line, pos(0, 9), "utf-16") is None
+    assert offset_at(line, pos(0, 7), "utf-32") == 7
+    assert offset_at(line, pos(0, 8), "utf-32") is None
+
+
+def test_merge_keeps_item_defaults_and_other_keys():
+    result = {
+        "isIncomplete": False,
+        "itemDefaults": {"editRange": {"start": {}, "end": {}}, "insertTextFormat": 2},
+        "items": [{"label": "a"}],
+        "x-custom": 1,
+    }
+    merged = merged_completions(result, ITEM, still_working=False)
+    assert merged == {**result, "items": [ITEM, {"label": "a"}]}
+    assert result["items"] == [{"label": "a"}]  # the upstream's result is not mutated
+
+
+@pytest.mark.parametrize(
+    ("result", "items"),
+    [(None, []), ([{"label": "a"}], [{"label": "a"}]), ({"items": None}, [])],
+)
+def test_merge_lists_and_null(result, items):
+    assert merged_completions(result, ITEM, still_working=True) == {
+        "isIncomplete": True,
+        "items": [ITEM, *items],
+    }
+
+
+def test_merge_without_an_item_keeps_incompleteness():
+    result = {"isIncomplete": True, "items": []}
+    assert merged_completions(result, None, still_working=False)["isIncomplete"] is True
+
+
+def test_printable_drops_c0_c1_and_del_but_not_tab_or_line_ends():
+    assert printable("a\x00b\x1bc\x7fd\x85e\x9ff\tg\nh\r\ni\x0cj") == "abcdef\tg\nh\r\nij"
+    assert printable("ünïcode ✨ 😋") == "ünïcode ✨ 😋"
+
+
+def test_fallback_item_is_printable_plain_text_and_sorts_first():
+    item = _fallback_item("print(\x00'$HOME')\nx = 1", pos(3, 4))
+    assert item.sort_text == FIRST and FIRST.isprintable() and not FIRST.isspace()
+    assert sorted([*"az_0A", FIRST])[0] == FIRST  # pylsp's sortText prefixes, and others
+    assert item.insert_text_format == types.InsertTextFormat.PlainText
+    assert item.text_edit.new_text == "print('$HOME')\nx = 1"
+    assert item.label == "✨ print('$HOME')"
+
+
+@pytest.mark.parametrize(
+    ("root", "path", "relative"),
+    [
+        ("/a/b", "/a/b/c.py", "c.py"),
+        ("/a/b/", "/a/b/pkg/c.py", "pkg/c.py"),
+        ("/a/b", "/a/bc/d.py", "d.py"),  # a sibling with the same prefix is outside
+        (None, "/a/b/c.py", "c.py"),
+    ],
+)
+def test_relative_needs_real_containment(root, path, relative):
+    ls = SimpleNamespace(workspace=SimpleNamespace(root_path=root))
+    assert _relative("file://" + path, ls) == relative  # type: ignore[arg-type]
