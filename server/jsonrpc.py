@@ -59,7 +59,10 @@ class Invalid:
 
 Message = Request | Notification | Response | Invalid
 
-_ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+# A number must be followed by "," or "}": one at the end of cut bytes may be the
+# start of a longer id (100123 cut to 1001), and a reply to it could be a second
+# reply to another request. A string carries its own closing quote.
+_ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+(?=\s*[,}])|"(?:[^"\\]|\\.)*")')
 
 
 def decode(body: bytes) -> list[Message]:

@@ -27,6 +27,7 @@ from lsprotocol import types
 
 from steerlsp.server import environment, sync, workspace
 from steerlsp.server import jsonrpc as rpc
+from steerlsp.server.answered import AnsweredIds
 from steerlsp.server.capabilities import (
     document_uri,
     incremental_sync,
@@ -80,9 +81,6 @@ NOTIFICATION_METHODS = frozenset(
     for method, (message_type, *_) in types.METHOD_TO_TYPES.items()
     if message_type.__name__.endswith("Notification")
 )
-# How many answered ids are remembered, so that a malformed message reusing
-# one is never answered a second time.
-_ANSWERED_KEPT = 4096
 
 
 def upstream_init_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +133,7 @@ class Proxy(UpstreamSupervisor):
         self.unavailable: str | None = None  # why the upstream cannot serve, once final
         self.restarts = 0
         self._inflight: dict[rpc.MsgId, str] = {}
-        self._answered: dict[rpc.MsgId, None] = {}  # the last ids replied to, oldest first
+        self._answered = AnsweredIds()  # every id replied to, this session
         self._ids = itertools.count(1)
         self._forwarded: dict[int, _Forwarded | _Internal] = {}
         self._client_to_upstream: dict[rpc.MsgId, int] = {}
@@ -211,10 +209,7 @@ class Proxy(UpstreamSupervisor):
         self._write(rpc.error(msg_id, code, text))
 
     def _answered_now(self, msg_id: rpc.MsgId) -> None:
-        self._answered.pop(msg_id, None)
-        self._answered[msg_id] = None
-        if len(self._answered) > _ANSWERED_KEPT:
-            del self._answered[next(iter(self._answered))]
+        self._answered.add(msg_id)
 
     def _client_request(self, request: rpc.Request) -> None:
         method, msg_id = request.method, request.id

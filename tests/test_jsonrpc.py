@@ -100,7 +100,10 @@ def test_invalid_json_is_a_parse_error_with_salvaged_id(body, msg_id):
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        (b'"id": 12', 12),
+        (b'"id": 12,', 12),
+        (b'{"id" : 12 }', 12),
+        (b'"id": 12', None),  # cut bytes: maybe 123
+        (b'"id": 1001', None),
         (b'"id":"x y"', "x y"),
         (b'"uuid": 12', None),
         (b'"id": "bad \\q escape"', None),
