@@ -80,6 +80,28 @@ def document_uri(params: Any) -> str | None:
     return None
 
 
+# Requests whose params are TextDocumentPositionParams: a position is required.
+_AT_A_POSITION = frozenset(
+    {
+        "textDocument/hover",
+        "textDocument/completion",
+        "textDocument/signatureHelp",
+        "textDocument/definition",
+        "textDocument/declaration",
+        "textDocument/typeDefinition",
+        "textDocument/implementation",
+        "textDocument/references",
+        "textDocument/documentHighlight",
+        "textDocument/rename",
+        "textDocument/prepareRename",
+        "textDocument/linkedEditingRange",
+        "textDocument/moniker",
+        "textDocument/prepareCallHierarchy",
+        "textDocument/prepareTypeHierarchy",
+    }
+)
+
+
 def shape_error(method: str, params: Any) -> str | None:
     """Why ``params`` cannot be forwarded for a document request, or None.
 
@@ -102,6 +124,8 @@ def shape_error(method: str, params: Any) -> str | None:
         and _is_position(range_.get("end"))
     ):
         return "params.range must be {start: Position, end: Position}"
+    if position is None and method in _AT_A_POSITION:
+        return "params.position is required"
     return None
 
 

@@ -63,7 +63,12 @@ class Fake:
             self.received.append({"method": method, "id": msg_id, "params": params})
         handler = getattr(self, "on_" + method.replace("/", "_").replace("$", "S"), None)
         if handler is not None:
-            handler(msg_id, params)
+            try:
+                handler(msg_id, params)
+            except (KeyError, TypeError, AttributeError, IndexError) as exc:
+                # Bad params get an error reply, as pylsp's do; the process lives on.
+                if msg_id is not None:
+                    self.send({"id": msg_id, "error": {"code": -32602, "message": repr(exc)}})
         elif msg_id is not None:
             self.send({"id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
 

@@ -203,6 +203,7 @@ def test_shape_error_accepts_good_params(method, params):
             "params.range",
         ),
         ({"textDocument": {"uri": URI}, "range": "0:0-1:0"}, "params.range"),
+        ({"textDocument": {"uri": URI}}, "params.position is required"),
     ],
 )
 def test_shape_error_rejects_bad_params(params, fragment):
