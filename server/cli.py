@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-model", action="store_true", help="proxy only: no AI completions, no model loaded"
     )
     parser.add_argument("--max-restarts", type=int, default=5, help=argparse.SUPPRESS)
+    # Benchmarks kill the upstream dozens of times; the backoff would be most of their time.
+    parser.add_argument("--restart-backoff", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--bench-methods", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--upstream",
@@ -121,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = ProxyOptions(
         command=args.upstream or default_command(), max_restarts=args.max_restarts
     )
+    if args.restart_backoff is not None:
+        options.backoff = (args.restart_backoff,)
     if args.bench_methods:
         register_bench_methods(server)
     base, problems = config.merge(config.Settings(), cli_settings(args))

@@ -1,0 +1,178 @@
+"""Fuzzing the real steerlsp process over stdio (the fault suite of issue 9).
+
+Mutated frames (headers, lengths, JSON, ids, methods, params), each followed
+by valid requests, go to ``python -m steerlsp``. The ledger in
+tests/fuzzing.py checks: no crash, no hang, exactly one reply per request the
+server could see (never two), resynchronisation after every bad frame, no NUL
+or raw control byte in anything the server writes, and that hover, completion
+and inlineCompletion are still answered afterwards.
+
+The bulk runs against tests/fake_upstream.py (fast and deterministic), a
+shorter run against real pylsp. ``STEERLSP_FUZZ_SEED`` and
+``STEERLSP_FUZZ_FRAMES`` override the seed and the size; bench/fuzz.py runs
+100,000 frames, a cancel storm and upstream kills.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.fuzzing import FuzzClient, Fuzzer, Report, Target, fuzz, identifier_positions
+from tests.rawclient import FAKE_UPSTREAM, steerlsp_command
+
+SEED = int(os.environ.get("STEERLSP_FUZZ_SEED", "20261123"))
+FRAMES = int(os.environ.get("STEERLSP_FUZZ_FRAMES", "3000"))
+REQUEST_CANCELLED, REQUEST_FAILED = -32800, -32803
+CAPS = {"general": {"positionEncodings": ["utf-16"]}, "textDocument": {"inlineCompletion": {}}}
+
+
+@pytest.fixture
+async def start_fuzz():
+    clients: list[FuzzClient] = []
+
+    async def start(command: list[str], root: Path, caps: dict = CAPS, options=None) -> FuzzClient:
+        client = await FuzzClient.start(command)
+        clients.append(client)
+        params = {
+            "processId": None,
+            "rootUri": root.as_uri(),
+            "capabilities": caps,
+            "initializationOptions": options or {},
+        }
+        assert "result" in await client.request("initialize", params, "setup-initialize")
+        client.notify("initialized", {})
+        return client
+
+    yield start
+    for client in clients:
+        await client.close()
+
+
+def _open(client: FuzzClient, path: Path) -> Target:
+    text = path.read_text()
+    doc = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
+    client.notify("textDocument/didOpen", {"textDocument": doc})
+    return Target(path.as_uri(), identifier_positions(text), fake=False)
+
+
+def _explain(report: Report) -> str:
+    return f"seed {report.seed} (rerun with STEERLSP_FUZZ_SEED={report.seed}): " + "; ".join(
+        report.problems()
+    )
+
+
+async def _still_answers(client: FuzzClient, target: Target) -> None:
+    line, col = target.positions[len(target.positions) // 2]
+    at = {"textDocument": {"uri": target.uri}, "position": {"line": line, "character": col}}
+    hover = await client.request("textDocument/hover", at, "after-hover", timeout=30)
+    assert "result" in hover, hover
+    completion = await client.request("textDocument/completion", at, "after-completion", 30)
+    assert "result" in completion, completion
+    inline = await client.request(
+        "textDocument/inlineCompletion",
+        {**at, "context": {"triggerKind": 1}},
+        "after-inline",
+        timeout=30,
+    )
+    # --no-model: a well-defined refusal (RequestFailed, "disabled") is the answer.
+    assert inline["error"]["code"] == REQUEST_FAILED, inline
+    assert "disabled" in inline["error"]["message"]
+    assert client.replies['"after-inline"'] == 1
+    assert client.alive
+
+
+async def test_fuzz_frames_against_the_fake_upstream(start_fuzz, shop):
+    client = await start_fuzz(steerlsp_command("--no-model", upstream=FAKE_UPSTREAM), shop)
+    target = _open(client, shop / "shop" / "cart.py")
+    target.fake = True
+    fuzzer = Fuzzer(random.Random(SEED), target, pause_rate=0.005)
+    report = await fuzz(client, fuzzer, FRAMES, SEED)
+    assert not report.problems(), _explain(report)
+    assert report.ids_expected > FRAMES // 3
+    await _still_answers(client, target)
+    assert not client.control_chars
+
+
+async def test_fuzz_frames_against_pylsp(start_fuzz, shop):
+    client = await start_fuzz(steerlsp_command("--no-model"), shop)
+    target = _open(client, shop / "shop" / "cart.py")
+    seed = SEED + 1
+    fuzzer = Fuzzer(random.Random(seed), target, pause_rate=0.0)
+    report = await fuzz(client, fuzzer, max(FRAMES // 10, 100), seed)
+    assert not report.problems(), _explain(report)
+    await _still_answers(client, target)
+    hover = await client.response("after-hover")
+    assert hover["result"] is not None  # pylsp really answered, not an error path
+    assert not client.control_chars
+
+
+@pytest.mark.timeout(300)
+async def test_cancel_burst_with_the_real_model(start_fuzz, tmp_path):
+    """inlineCompletions queued, cancelled and superseded, then a completion still answers.
+
+    The client has no inlineCompletion capability, so the completion also
+    carries the AI fallback item: no reply may contain a NUL.
+    """
+    caps = {"general": {"positionEncodings": ["utf-16"]}}
+    options = {"completion": {"maxNewTokens": 6, "debounceMs": 0}}
+    client = await start_fuzz(steerlsp_command(), tmp_path, caps, options)
+
+    async def ready() -> None:
+        n = 0
+        while True:
+            n += 1
+            status = await client.request("steerlsp/status", None, f"setup-status-{n}")
+            model = status["result"]["model"]
+            assert model["state"] in ("loading", "ready"), model
+            if model["state"] == "ready":
+                return
+            await asyncio.sleep(0.2)
+
+    await asyncio.wait_for(ready(), 240)
+    text = (
+        "import os\n\n\ndef list_python_files(folder):\n"
+        "    for name in os.listdir(folder):\n        "
+    )
+    uris = [(tmp_path / f"m{i}.py").as_uri() for i in range(3)]
+    for uri in uris:
+        doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+        client.notify("textDocument/didOpen", {"textDocument": doc})
+    end = {"line": 5, "character": 8}
+    rng = random.Random(SEED)
+    ids: list[str] = []
+    for burst in range(8):
+        sent = []
+        for n in range(rng.randint(2, 6)):
+            msg_id = f"burst-{burst}-{n}"
+            params = {
+                "textDocument": {"uri": rng.choice(uris)},
+                "position": end,
+                "context": {"triggerKind": rng.choice((1, 2))},
+            }
+            request = {"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/inlineCompletion"}
+            client.send({**request, "params": params})
+            sent.append(msg_id)
+        # Cancel while some are still queued behind the running generation.
+        await asyncio.sleep(rng.choice((0.0, 0.02, 0.1)))
+        for msg_id in rng.sample(sent, rng.randint(1, len(sent))):
+            client.notify("$/cancelRequest", {"id": msg_id})
+        ids += sent
+    replies = [await client.response(i, timeout=60) for i in ids]
+    codes = {r["error"]["code"] for r in replies if "error" in r}
+    assert codes <= {REQUEST_CANCELLED}, codes
+    at = {"textDocument": {"uri": uris[0]}, "position": end}
+    completion = await client.request("textDocument/completion", at, "after-completion", 60)
+    assert "result" in completion, completion
+    inline = await client.request(
+        "textDocument/inlineCompletion", {**at, "context": {"triggerKind": 1}}, "after-inline", 60
+    )
+    assert "result" in inline, inline
+    await asyncio.sleep(0.3)
+    assert all(client.replies[f'"{i}"'] == 1 for i in ids)
+    assert not client.control_chars, client.control_chars
+    assert client.alive
