@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import itertools
 import logging
 import os
 import re
@@ -33,8 +32,9 @@ from steerlsp.models.requests import (
     Sampling,
 )
 from steerlsp.models.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
+from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.server.config import Settings
-from steerlsp.server.positions import to_code_points
+from steerlsp.server.cursor import Around, text_around
 
 if TYPE_CHECKING:
     from steerlsp.models.completer import Completer
@@ -50,7 +50,6 @@ ACCEPTED_COMMAND = "steerlsp.accepted"
 # rejects NUL and drops the whole reply.
 FIRST = "!"
 # LSP lines end at these only; str.splitlines also splits at \x0c, \x1c, \x85...
-_LINE_END = re.compile(r"\r\n|\r|\n")
 # C0 and C1 controls and DEL, but tab and the line ends: the model can emit
 # them, and some editors' JSON parsers reject the reply that carries them.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -187,18 +186,17 @@ class Completions:
         cursor.
         """
         uri, position = params.text_document.uri, params.position
-        source = self._source(uri)
-        offset = self._offset(source, position)
+        around = self._around(uri, position)
         selected = params.context.selected_completion_info
-        start = offset if selected is None else self._offset(source, selected.range.start)
-        if source is None or offset is None or start is None:
+        start = around if selected is None else self._around(uri, selected.range.start)
+        if around is None or start is None:
             return types.InlineCompletionList(items=[])
         self._require_ready()
-        prefix, suffix = source[:offset], source[offset:]
+        prefix, suffix = around.prefix, around.suffix
         replace_start = position
         if selected is not None:
             # The editor shows a menu item: continue as if it were accepted.
-            prefix = source[:start] + selected.text
+            prefix = start.prefix + selected.text
             replace_start = selected.range.start
         cached = self._typed_ahead(uri, prefix, suffix)
         if cached is not None:
@@ -212,11 +210,10 @@ class Completions:
         if not self._fallback_wanted() or self.state is not ModelState.READY:
             return None
         uri, position = _request_position(params)
-        source = self._source(uri) if uri is not None else None
-        offset = self._offset(source, position) if position is not None else None
-        if uri is None or position is None or source is None or offset is None:
+        around = self._around(uri, position) if uri is not None and position else None
+        if uri is None or position is None or around is None:
             return None
-        prefix, suffix = source[:offset], source[offset:]
+        prefix, suffix = around.prefix, around.suffix
         text = self._typed_ahead(uri, prefix, suffix)
         if text is None:
             # Keep generating past the wait: the editor asks again as the user
@@ -269,15 +266,24 @@ class Completions:
         docs = self.ls.workspace.text_documents
         return docs.get(uri) or docs.get(unquote(uri))  # pygls keys by the unquoted uri
 
-    def _source(self, uri: str) -> str | None:
+    def _around(self, uri: str, position: types.Position) -> Around | None:
+        """The prompt's window of an open document at ``position``; None when it is
+        not open or the position lies outside it. Bounded by the token budgets (at
+        most ``MAX_CHARS_PER_TOKEN`` characters a token), so a keystroke in a 20 MB
+        file costs no more than one in a small one."""
         doc = self._document(uri)
-        return doc.source if doc is not None else None
-
-    def _offset(self, source: str | None, position: types.Position) -> int | None:
-        if source is None:
+        if doc is None:
             return None
         encoding = self.ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        return offset_at(source, position, getattr(encoding, "value", encoding))
+        c = self.settings.completion
+        return text_around(
+            doc.lines,
+            position.line,
+            position.character,
+            getattr(encoding, "value", encoding),
+            before=c.prefix_tokens * MAX_CHARS_PER_TOKEN,
+            after=c.suffix_tokens * MAX_CHARS_PER_TOKEN,
+        )
 
     def _require_ready(self) -> None:
         if self._worker.gave_up is not None:
@@ -384,47 +390,6 @@ class Completions:
 def printable(text: str) -> str:
     """``text`` without control characters other than tab, CR and LF."""
     return _CONTROL.sub("", text)
-
-
-def offset_at(text: str, position: types.Position, encoding: str) -> int | None:
-    """Code-point offset of ``position`` in ``text``; None if it lies outside the text.
-
-    ``position.line`` is 0-based and lines end only at \\n, \\r\\n and \\r (LSP;
-    not ``str.splitlines``). ``position.character`` counts ``encoding`` code
-    units and may equal the line's length (its end), never exceed it.
-    """
-    start = _line_start(text, position.line)
-    if start is None:
-        return None
-    end = _LINE_END.search(text, start)
-    line = text[start : end.start() if end else len(text)]
-    column = to_code_points(line, position.character, encoding)
-    return start + column if column <= len(line) else None
-
-
-def _line_start(text: str, line: int) -> int | None:
-    """Offset where 0-based ``line`` starts; None past the last line.
-
-    Runs per completion request on the event loop, so a 20 MB document is
-    scanned in C: ``\\n`` counted in 64 KiB chunks, then found within one.
-    """
-    if not line:
-        return 0
-    if "\r" in text:
-        ends = itertools.islice(_LINE_END.finditer(text), line - 1, None)
-        end_of_previous = next(ends, None)
-        return end_of_previous.end() if end_of_previous is not None else None
-    start, remaining = 0, line
-    while True:
-        end = min(start + 65536, len(text))
-        found = text.count("\n", start, end)
-        if found >= remaining:
-            for _ in range(remaining):
-                start = text.index("\n", start) + 1
-            return start
-        if end == len(text):
-            return None
-        start, remaining = end, remaining - found
 
 
 def merged_completions(

@@ -12,15 +12,27 @@ from steerlsp.server.completions import (
     _fallback_item,
     _relative,
     merged_completions,
-    offset_at,
     printable,
 )
+from steerlsp.server.cursor import text_around
+from steerlsp.server.text import split_keepends
 
 ITEM = {"label": "✨ x", "sortText": FIRST}
 
 
 def pos(line: int, character: int) -> types.Position:
     return types.Position(line=line, character=character)
+
+
+def offset_at(text: str, position: types.Position, encoding: str) -> int | None:
+    """The cursor's code-point offset, from an unbounded window around it."""
+    around = text_around(
+        split_keepends(text), position.line, position.character, encoding, before=10**9, after=10**9
+    )
+    if around is None:
+        return None
+    assert around.prefix + around.suffix == text
+    return len(around.prefix)
 
 
 @pytest.mark.parametrize(
@@ -61,6 +73,18 @@ def test_offset_at_across_a_large_text(newline):
     assert offset_at(text, pos(5000, 0), "utf-16") == len(text)
     assert offset_at(text, pos(5000, 1), "utf-16") is None
     assert offset_at(text, pos(5001, 0), "utf-16") is None
+
+
+def test_the_window_is_whole_lines_within_its_budget():
+    lines = [f"line_{i} = {i}\n" for i in range(10_000)]  # ~14 characters each
+    around = text_around(lines, 5000, 4, "utf-16", before=100, after=50)
+    assert around is not None
+    assert around.prefix.endswith("line")
+    assert around.prefix.startswith("line_")  # cut at a line start
+    assert 100 <= len(around.prefix) < 100 + 20
+    assert around.suffix.startswith("_5000 = 5000\n")
+    assert 50 <= len(around.suffix) < 50 + 20
+    assert around.suffix.endswith("\n")
 
 
 def test_offset_at_counts_the_negotiated_encoding():
