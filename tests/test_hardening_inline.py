@@ -168,3 +168,30 @@ async def test_out_of_range_positions_are_answered_without_the_model(fast, tmp_p
     after = await model_status(client)
     assert after["served"] == before["served"] + 2, (end, reply, after)  # both used the model
     assert after["worker"]["submitted"] == before["worker"]["submitted"] + 2
+
+
+async def test_an_edit_while_queued_cancels_without_running_the_model(start_raw, tmp_path):
+    """Change while queued: the queued generation is answered cancelled and never runs."""
+    client = await start(
+        start_raw, tmp_path, options={"steerlsp": {"completion": {"maxNewTokens": 24}}}
+    )
+    await ready(client)
+    first = opened(client, tmp_path, LOOP, "first.py")
+    second = opened(client, tmp_path, LOOP, "second.py")
+    before = await model_status(client)
+    running = inline(client, first, LOOP)
+    queued = inline(client, second, LOOP)
+    await model_status(client)  # a round trip: both jobs are with the worker
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": second, "version": 2},
+            "contentChanges": [{"text": LOOP + "pass\n"}],
+        },
+    )
+    assert (await client.response(queued, GENERATION_S))["error"]["code"] == REQUEST_CANCELLED
+    assert "result" in await client.response(running, timeout=GENERATION_S)
+    after = await model_status(client)
+    assert after["served"] - before["served"] == 1  # only the running one produced text
+    assert after["worker"]["alive"] and after["worker"]["restarts"] == 0
+    assert_one_reply_each(client, [running, queued])
