@@ -14,8 +14,9 @@ from typing import Any
 from steerlsp import __version__
 from steerlsp.server import config
 from steerlsp.server.completions import Completions
+from steerlsp.server.connection import UpstreamOptions
 from steerlsp.server.lsp import register_bench_methods, server
-from steerlsp.server.proxy import Proxy, ProxyOptions
+from steerlsp.server.proxy import Proxy
 from steerlsp.server.transport import ClientWriter, start_reader
 from steerlsp.server.upstream import default_command
 
@@ -100,7 +101,7 @@ async def serve(
     read: Callable[[int], bytes],
     fileno: int,
     writer: ClientWriter,
-    options: ProxyOptions,
+    options: UpstreamOptions,
 ) -> int:
     """Run one editor session over the given byte streams; return the exit code."""
     loop = asyncio.get_running_loop()
@@ -120,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level, args.log_file)
     if args.upstream is not None and not args.upstream:
         build_parser().error("--upstream needs a command")
-    options = ProxyOptions(
+    options = UpstreamOptions(
         command=args.upstream or default_command(), max_restarts=args.max_restarts
     )
     if args.restart_backoff is not None:
@@ -148,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os._exit(code)
 
 
-def _serve_tcp(address: str, options: ProxyOptions) -> int:
+def _serve_tcp(address: str, options: UpstreamOptions) -> int:
     try:
         host, port = parse_tcp(address)
     except ValueError as exc:

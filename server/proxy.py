@@ -2,10 +2,11 @@
 
 Everything here runs on the event loop thread. Messages arrive as decoded
 dicts; the ones steerlsp serves are typed and handed to pygls, the rest are
-forwarded with their ids re-minted for the other side:
+forwarded to the upstream connection (``server/connection.py``), which re-mints
+their ids for the other side:
 
-- client request ``id`` -> upstream id from ``_ids`` (``_forwarded``);
-- upstream request ``id`` -> client-side id ``steerlsp:N`` (``_to_client``).
+- client request ``id`` -> upstream id (``_client_to_upstream``, for cancels);
+- upstream request ``id`` -> client-side id ``steerlsp:N`` (in the connection).
 
 Each direction has its own table, so client request 5 and upstream request 5
 never meet. ``_inflight`` holds every client request not yet answered; a reply
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import itertools
+import enum
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -35,19 +36,11 @@ from steerlsp.server.capabilities import (
     shape_error,
     upstream_encoding,
 )
+from steerlsp.server.connection import UpstreamConnection, UpstreamError, UpstreamOptions
 from steerlsp.server.documents import DocumentIndex
 from steerlsp.server.framing import FramingError
 from steerlsp.server.positions import convert_columns, from_code_points, to_code_points
 from steerlsp.server.quirks import fix_pyflakes_columns
-from steerlsp.server.supervisor import (
-    RESTART_HINT,
-    Lifecycle,
-    UpstreamError,
-    UpstreamSupervisor,
-    _Forwarded,
-    _Internal,
-)
-from steerlsp.server.upstream import UpstreamProcess
 
 if TYPE_CHECKING:
     from steerlsp.server.lsp import SteerServer
@@ -96,29 +89,34 @@ def upstream_init_params(params: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in params.items() if key != "initializationOptions"}
 
 
-def brief(text: str, limit: int = 200) -> str:
-    """``text`` on one line, without control characters, cut to ``limit`` characters."""
-    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # (the client's request params, the result in client units) -> the result to send
 ResultHook = Callable[[Any, Any], Awaitable[Any]]
 
 
+class Lifecycle(enum.Enum):
+    UNINITIALIZED = "uninitialized"
+    INITIALIZING = "initializing"
+    RUNNING = "running"
+    SHUTDOWN = "shutdown"
+    EXITED = "exited"
+
+
 @dataclass
-class ProxyOptions:
-    command: list[str]
-    max_restarts: int = 5
-    backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0)
-    initialize_timeout: float = 30.0
+class _Forwarded:
+    """A client request the upstream is answering (the connection's tag for it)."""
+
+    client_id: rpc.MsgId
+    method: str
+    uri: str | None
+    params: Any = None  # the client's params, kept only for methods with a result hook
 
 
-class Proxy(UpstreamSupervisor):
-    """Routes every message; owns the lifecycle and the upstream's restarts."""
+class Proxy:
+    """Routes every message between the editor, pygls and the upstream connection;
+    owns the lifecycle and the answer to every client request."""
 
     def __init__(
-        self, ls: SteerServer, write_client: Callable[[bytes], None], options: ProxyOptions
+        self, ls: SteerServer, write_client: Callable[[bytes], None], options: UpstreamOptions
     ) -> None:
         self.ls = ls
         self.protocol = ls.protocol
@@ -127,23 +125,15 @@ class Proxy(UpstreamSupervisor):
         self.state = Lifecycle.UNINITIALIZED
         self.exit_code: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self.docs: DocumentIndex | None = None
-        self.upstream: UpstreamProcess | None = None
-        self.upstream_ready = False
+        self.upstream: UpstreamConnection[_Forwarded] = UpstreamConnection(
+            options, self, replay=self._replay, settings=self._restart_settings
+        )
         self.upstream_incremental = False  # it takes ranged didChange events
-        self.unavailable: str | None = None  # why the upstream cannot serve, once final
-        self.restarts = 0
         self._inflight: dict[rpc.MsgId, str] = {}
         self._answered = AnsweredIds()  # every id replied to, this session
-        self._ids = itertools.count(1)
-        self._forwarded: dict[int, _Forwarded | _Internal] = {}
         self._client_to_upstream: dict[rpc.MsgId, int] = {}
-        self._to_client: dict[str, tuple[UpstreamProcess, rpc.MsgId]] = {}
-        self._upstream_to_client: dict[rpc.MsgId, str] = {}
-        self._held: list[dict[str, Any]] = []
-        self._init_params: dict[str, Any] | None = None
         self._settings: dict[str, Any] | None = None
         self._overlay: dict[str, Any] | None = None
-        self._told_crash = False
         self._notices: list[tuple[types.MessageType, str]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self.result_hooks: dict[str, ResultHook] = {}
@@ -283,18 +273,15 @@ class Proxy(UpstreamSupervisor):
                 request.id, rpc.error(request.id, rpc.INVALID_PARAMS, f"Invalid params: {problem}")
             )
             return
-        if self.unavailable is not None:
-            self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, self.unavailable))
+        unavailable = self.upstream.unavailable
+        if unavailable is not None:
+            self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, unavailable))
             return
         uri = document_uri(params)
-        up_id = next(self._ids)
         kept = copy.deepcopy(params) if request.method in self.result_hooks else None
-        self._forwarded[up_id] = _Forwarded(request.id, request.method, uri, params=kept)
-        self._client_to_upstream[request.id] = up_id
-        message = request.raw
-        message["id"] = up_id
+        entry = _Forwarded(request.id, request.method, uri, params=kept)
         self._convert(params, uri, toward_upstream=True)
-        self._send_upstream(message)
+        self._client_to_upstream[request.id] = self.upstream.forward(request.raw, entry)
 
     def _client_notification(self, note: rpc.Notification) -> None:
         method, raw = note.method, note.raw
@@ -315,7 +302,7 @@ class Proxy(UpstreamSupervisor):
         if method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
             self._settings = raw.get("params")
             raw = rpc.notification(method, self._upstream_settings())
-        self._send_upstream(raw)
+        self.upstream.send(raw)
 
     def set_settings_overlay(self, overlay: dict[str, Any] | None) -> None:
         """Settings merged into every configuration sent upstream (e.g. Jedi's environment).
@@ -331,6 +318,16 @@ class Proxy(UpstreamSupervisor):
         )
         return {"settings": environment.with_overlay(client, self._overlay)}
 
+    def _restart_settings(self) -> dict[str, Any] | None:
+        """The configuration a restarted upstream gets, if there is any to give."""
+        if self._settings is None and self._overlay is None:
+            return None
+        return self._upstream_settings()
+
+    def _replay(self) -> list[dict[str, Any]]:
+        """didOpen for every open document, for a restarted upstream."""
+        return sync.replay(self.protocol.workspace, self._unstructure)
+
     def _sync(self, method: str, raw: dict[str, Any]) -> None:
         if not self._to_pygls(raw):
             return  # invalid: neither side's copy changes
@@ -342,7 +339,7 @@ class Proxy(UpstreamSupervisor):
             self.docs,
             incremental=self.upstream_incremental,
         )
-        self._send_upstream(message, replayable=True)
+        self.upstream.send(message, replayable=True)
 
     def _client_cancel(self, params: Any) -> None:
         msg_id = params.get("id") if isinstance(params, dict) else None
@@ -350,19 +347,13 @@ class Proxy(UpstreamSupervisor):
             return
         up_id = self._client_to_upstream.get(msg_id)
         if up_id is not None:
-            self._send_upstream(rpc.notification(types.CANCEL_REQUEST, {"id": up_id}))
+            self.upstream.cancel(up_id)
         else:
             self.protocol._handle_cancel_notification(msg_id)
 
     def _client_response(self, response: rpc.Response) -> None:
         msg_id = response.id
-        target = self._to_client.pop(msg_id, None) if isinstance(msg_id, str) else None
-        if target is not None:
-            proc, original = target
-            self._upstream_to_client.pop(original, None)
-            response.raw["id"] = original
-            if proc.alive and proc is self.upstream:
-                self.upstream.send(response.raw)
+        if self.upstream.answer(response.raw):
             return
         if self.protocol.owns_request(msg_id):
             self._to_pygls(response.raw)
@@ -391,38 +382,10 @@ class Proxy(UpstreamSupervisor):
             log.debug("-> editor %s", frame.decode("utf-8", "replace"))
         self._write_client(frame)
 
-    # ---- upstream side -------------------------------------------------
+    # ---- upstream side (the connection's listener) ---------------------
 
-    def on_upstream_message(self, proc: UpstreamProcess, message: dict[str, Any]) -> None:
-        if proc is not self.upstream or self.state is Lifecycle.EXITED:
-            return
-        try:
-            parsed = rpc.classify(message)
-            if isinstance(parsed, rpc.Response):
-                self._upstream_response(parsed)
-            elif isinstance(parsed, rpc.Request):
-                self._upstream_request(proc, parsed)
-            elif isinstance(parsed, rpc.Notification):
-                self._upstream_notification(parsed)
-            else:
-                log.warning("upstream sent an invalid message: %s", parsed.message)
-        except Exception:
-            log.exception("error handling an upstream message")
-
-    def _upstream_response(self, response: rpc.Response) -> None:
-        up_id = response.id
-        entry = self._forwarded.pop(up_id, None) if isinstance(up_id, int) else None
-        if entry is None:
-            log.warning("upstream answered an unknown id %r", up_id)
-            return
-        raw = response.raw
-        if isinstance(entry, _Internal):
-            if not entry.future.done():
-                if "error" in raw:
-                    entry.future.set_exception(UpstreamError(str(raw["error"].get("message"))))
-                else:
-                    entry.future.set_result(raw.get("result"))
-            return
+    def upstream_response(self, entry: _Forwarded, raw: dict[str, Any]) -> None:
+        """The upstream answered a forwarded request: convert it and reply."""
         self._client_to_upstream.pop(entry.client_id, None)
         raw["id"] = entry.client_id
         if "result" in raw and self._result_may_move(entry):
@@ -432,6 +395,11 @@ class Proxy(UpstreamSupervisor):
                 return
             self._convert(raw["result"], entry.uri, toward_upstream=False)
         self._send_result(entry, raw)
+
+    def upstream_lost(self, entry: _Forwarded, reason: str) -> None:
+        """A forwarded request will never be answered: the client gets ``reason``."""
+        self._client_to_upstream.pop(entry.client_id, None)
+        self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
 
     def _unread_files(self, result: Any, entry: _Forwarded) -> list[str]:
         """Unopened files the result names whose lines must be read from disk first."""
@@ -451,8 +419,8 @@ class Proxy(UpstreamSupervisor):
     ) -> None:
         """Read files off the event loop, then convert and send the one reply.
 
-        Nothing else can answer the request meanwhile: it left ``_forwarded``,
-        so neither a cancel nor an upstream crash reaches it.
+        Nothing else can answer the request meanwhile: the connection no
+        longer holds it, so neither a cancel nor an upstream crash reaches it.
         """
         try:
             assert self.docs is not None
@@ -488,32 +456,34 @@ class Proxy(UpstreamSupervisor):
             )
         return True
 
-    def _upstream_request(self, proc: UpstreamProcess, request: rpc.Request) -> None:
-        client_id = f"steerlsp:{next(self._ids)}"
-        self._to_client[client_id] = (proc, request.id)
-        self._upstream_to_client[request.id] = client_id
-        raw = request.raw
-        raw["id"] = client_id
-        if request.method == types.WORKSPACE_APPLY_EDIT:
+    def upstream_request(self, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """The upstream asks the editor something; the editor's reply goes back later."""
+        if raw.get("method") == types.WORKSPACE_APPLY_EDIT:
             self._convert(raw.get("params"), None, toward_upstream=False)
         self._write(raw)
+        return None
 
-    def _upstream_notification(self, note: rpc.Notification) -> None:
-        raw = note.raw
+    def upstream_notification(self, raw: dict[str, Any]) -> None:
+        """Diagnostics get their columns fixed and converted; everything goes to the editor."""
         params = raw.get("params")
-        if note.method == types.CANCEL_REQUEST:
-            original = params.get("id") if isinstance(params, dict) else None
-            client_id = self._upstream_to_client.get(original) if original is not None else None
-            if client_id is None:
-                return
-            raw["params"] = {"id": client_id}
-        elif note.method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and isinstance(params, dict):
+        if raw.get("method") == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and isinstance(
+            params, dict
+        ):
             uri = params.get("uri")
             lines = self.docs.non_ascii_lines(uri) if self.docs and isinstance(uri, str) else None
             if lines is not None:
                 fix_pyflakes_columns(params.get("diagnostics"), lines)
             self._convert(params, None, toward_upstream=False)
         self._write(raw)
+
+    def upstream_ready(self) -> None:
+        """A first configuration for an upstream the editor has not configured."""
+        if self._overlay is not None and self._settings is None:
+            self.upstream.send(
+                rpc.notification(
+                    types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._upstream_settings()
+                )
+            )
 
     def _convert(
         self,
@@ -547,26 +517,6 @@ class Proxy(UpstreamSupervisor):
 
         convert_columns(node, uri, lines_of, column)
 
-    def _send_upstream(self, message: dict[str, Any], *, replayable: bool = False) -> None:
-        """Send now if the upstream is ready; otherwise hold it (sync is replayed instead)."""
-        if self.upstream_ready and self.upstream is not None and self.upstream.send(message):
-            self._mark_sent(message)
-            return
-        if self.unavailable is not None:
-            return
-        if not replayable:
-            self._held.append(message)
-
-    def _mark_sent(self, message: dict[str, Any]) -> None:
-        entry = self._forwarded.get(message.get("id"))  # type: ignore[arg-type]
-        if isinstance(entry, _Forwarded):
-            entry.sent = True
-
-    def _flush_held(self) -> None:
-        held, self._held = self._held, []
-        for message in held:
-            self._send_upstream(message)
-
     # ---- lifecycle -----------------------------------------------------
 
     async def _initialize(self, request: rpc.Request) -> None:
@@ -581,22 +531,13 @@ class Proxy(UpstreamSupervisor):
         self.state = Lifecycle.INITIALIZING
         ours = self._pygls_initialize(typed.params)
         workspace.install(self.protocol)  # documents edited in O(edit), not O(text)
-        self._init_params = upstream_init_params(request.raw.get("params") or {})
+        init_params = upstream_init_params(request.raw.get("params") or {})
         negotiated = self.protocol.workspace.position_encoding or types.PositionEncodingKind.Utf16
         # pygls hands back the enum when the client offered nothing; str() of it is not "utf-16".
         encoding = getattr(negotiated, "value", negotiated)
         self.docs = DocumentIndex(encoding, upstream_encoding({}))
-        upstream_caps: dict[str, Any] = {}
-        if self.upstream is not None:
-            try:
-                up = await self.request_upstream(
-                    types.INITIALIZE, self._init_params, self.options.initialize_timeout
-                )
-                upstream_caps = (up or {}).get("capabilities") or {}
-                self._upstream_up()
-            except UpstreamError as exc:
-                log.error("upstream initialize failed: %s", exc)
-                self._initialize_failed(exc)
+        up = await self.upstream.initialize(init_params)
+        upstream_caps: dict[str, Any] = (up or {}).get("capabilities") or {}
         self.docs.upstream_encoding = upstream_encoding(upstream_caps)
         self.upstream_incremental = incremental_sync(upstream_caps)
         capabilities = merge_capabilities(upstream_caps, self._unstructure(ours.capabilities))
@@ -616,19 +557,6 @@ class Proxy(UpstreamSupervisor):
         for kind, text in notices:
             self.show_message(kind, text)
 
-    def _initialize_failed(self, exc: UpstreamError) -> None:
-        """The upstream refused or timed out on initialize: fail its requests, never hold them."""
-        proc = self.upstream
-        if proc is None or not proc.alive:
-            return  # it exited: the supervisor restarts it and replays initialize
-        proc.stopping = True  # it would refuse the same params again: no restarts
-        self._spawn(proc.stop(grace=1.0))
-        self._give_up(
-            f"steerlsp: the upstream language server failed to initialize ({brief(str(exc))}). "
-            "Its features are unavailable; steerlsp's own features keep working. "
-            f"To retry, {RESTART_HINT}."
-        )
-
     def _pygls_initialize(self, params: types.InitializeParams) -> types.InitializeResult:
         # pygls' builtin initialize is a generator that yields to a user
         # handler; we register none, so it returns at the first step.
@@ -645,12 +573,13 @@ class Proxy(UpstreamSupervisor):
 
     async def _shutdown(self, request: rpc.Request) -> None:
         self.state = Lifecycle.SHUTDOWN
+        self.upstream.retire()
         for future in list(self.protocol._request_futures.values()):
             if not future.done():
                 future.cancel()
-        if self.upstream is not None and self.upstream_ready:
+        if self.upstream.ready:
             try:
-                await self.request_upstream(types.SHUTDOWN, None, 5.0)
+                await self.upstream.request(types.SHUTDOWN, None, 5.0)
             except UpstreamError as exc:
                 log.warning("upstream shutdown: %s", exc)
         self.reply(request.id, rpc.result(request.id, None))
@@ -660,7 +589,21 @@ class Proxy(UpstreamSupervisor):
             return
         code = 0 if self.state is Lifecycle.SHUTDOWN else 1
         self.state = Lifecycle.EXITED
+        self.upstream.close()
         self._spawn(self._stop_upstream(code))
+
+    async def start_upstream(self) -> None:
+        """Spawn the upstream (a missing command is reported, not raised)."""
+        await self.upstream.start()
+
+    async def _stop_upstream(self, code: int) -> None:
+        await self.upstream.stop()
+        if not self.exit_code.done():
+            self.exit_code.set_result(code)
+
+    def status(self) -> dict[str, Any]:
+        """What ``steerlsp/status`` reports."""
+        return {"state": self.state.value, "upstream": self.upstream.status()}
 
     def show_message(self, kind: types.MessageType, text: str) -> None:
         """One ``window/showMessage`` to the editor (held until initialize is answered)."""
