@@ -1,0 +1,53 @@
+"""An upstream connection with no editor attached: the shape of the private analysis instance."""
+
+import asyncio
+import sys
+from pathlib import Path
+
+from steerlsp.server.connection import Headless, UpstreamConnection, UpstreamOptions
+
+FAKE = [sys.executable, str(Path(__file__).with_name("fake_upstream.py"))]
+OPEN = {
+    "jsonrpc": "2.0",
+    "method": "textDocument/didOpen",
+    "params": {
+        "textDocument": {"uri": "file:///a.py", "languageId": "python", "version": 1, "text": "x"}
+    },
+}
+
+
+async def test_a_headless_connection_initializes_answers_and_survives_a_crash():
+    conn: UpstreamConnection[object] = UpstreamConnection(
+        UpstreamOptions(FAKE, backoff=(0.05,)),
+        Headless(),
+        replay=lambda: [OPEN],
+        settings=lambda: {"settings": {"pylsp": {"plugins": {}}}},
+    )
+    await conn.start()
+    result = await conn.initialize({"processId": None, "rootUri": None, "capabilities": {}})
+    assert result["capabilities"]["hoverProvider"] is True
+    assert await conn.request("fake/echo", {"a": 1}, 5.0) == {"a": 1}
+
+    # A request from the upstream is answered at once (there is no editor to ask).
+    answer = await conn.request(
+        "fake/serverRequest", {"method": "workspace/configuration", "params": {}, "id": 7}, 5.0
+    )
+    assert answer is None
+
+    first = conn.process
+    conn.send({"jsonrpc": "2.0", "method": "fake/crash", "id": 99})
+    for _ in range(200):
+        if conn.process is not first and conn.ready:
+            break
+        await asyncio.sleep(0.05)
+    assert conn.status()["state"] == "running" and conn.restarts == 1
+    received = await conn.request("fake/received", None, 5.0)
+    methods = [entry.get("method") for entry in received]
+    assert methods[:4] == [
+        "initialize",
+        "initialized",
+        "workspace/didChangeConfiguration",
+        "textDocument/didOpen",
+    ]
+    await conn.stop()
+    assert conn.process is not None and not conn.process.alive
