@@ -108,7 +108,7 @@ async def serve(
     server.protocol.set_writer(writer, include_headers=True)
     proxy = Proxy(server, writer.write, options)
     server.proxy = proxy
-    server.protocol.proxy = proxy
+    server.protocol.reply_gate = proxy.claim
     server.completions = Completions(server)
     await proxy.start_upstream()
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)

@@ -33,6 +33,7 @@ from steerlsp.models.requests import (
 )
 from steerlsp.models.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
+from steerlsp.server import pygls_adapter
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
 
@@ -241,7 +242,9 @@ class Completions:
         still_working = uri in self._pending
         if item is None and not still_working:
             return result
-        unstructured = self.ls.protocol._converter.unstructure(item) if item is not None else None
+        unstructured = (
+            pygls_adapter.unstructure(self.ls.protocol, item) if item is not None else None
+        )
         return merged_completions(result, unstructured, still_working)
 
     def _fallback_wanted(self) -> bool:

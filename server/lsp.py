@@ -6,7 +6,6 @@ handlers here only ever see typed lsprotocol messages.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import time
@@ -14,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from steerlsp import __version__
 from steerlsp.server import config, environment
 from steerlsp.server.completions import ACCEPTED_COMMAND, Completions
+from steerlsp.server.pygls_adapter import GatedProtocol, has_workspace
 
 if TYPE_CHECKING:
     from steerlsp.server.proxy import Proxy
@@ -27,36 +26,6 @@ log = logging.getLogger(__name__)
 
 STATUS = "steerlsp/status"
 BENCH_BUSY = "steerlsp/benchBusy"
-
-
-class SteerProtocol(LanguageServerProtocol):
-    """pygls' protocol, with replies gated by the proxy and ids of our own."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.proxy: Proxy | None = None
-        self._own_ids = itertools.count(1)
-        self._own_outgoing: set[Any] = set()
-
-    def owns_request(self, msg_id: Any) -> bool:
-        """True (once) if ``msg_id`` is a request pygls sent to the client."""
-        if msg_id in self._own_outgoing:
-            self._own_outgoing.discard(msg_id)
-            return True
-        return False
-
-    def send_request(self, method, params=None, callback=None, msg_id=None):  # type: ignore[no-untyped-def]
-        # A prefix no editor uses, so pygls' single future table never holds
-        # one of our requests and a client request under the same id.
-        msg_id = msg_id or f"steerlsp:own:{next(self._own_ids)}"
-        self._own_outgoing.add(msg_id)
-        return super().send_request(method, params, callback, msg_id)
-
-    def _send_response(self, msg_id, result=None, error=None):  # type: ignore[no-untyped-def]
-        if self.proxy is not None and not self.proxy.claim(msg_id):
-            log.warning("dropped a second reply to %r", msg_id)
-            return
-        super()._send_response(msg_id, result, error)
 
 
 class SteerServer(LanguageServer):
@@ -92,7 +61,7 @@ class SteerServer(LanguageServer):
     def python_environment(self) -> str | None:
         """The environment pylsp's Jedi resolves imports in (see server/environment.py)."""
         python = self.settings.python
-        root = self.workspace.root_path if self.protocol._workspace is not None else None
+        root = self.workspace.root_path if has_workspace(self.protocol) else None
         found = environment.resolve(
             python.environment, root, os.environ, trusted=python.trust_workspace
         )
@@ -105,7 +74,7 @@ class SteerServer(LanguageServer):
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
 
-server = SteerServer("steerlsp", __version__, protocol_cls=SteerProtocol, max_workers=2)
+server = SteerServer("steerlsp", __version__, protocol_cls=GatedProtocol, max_workers=2)
 
 
 @server.feature(STATUS)

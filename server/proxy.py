@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from steerlsp.server import environment, sync, workspace
+from steerlsp.server import environment, pygls_adapter, sync, workspace
 from steerlsp.server import jsonrpc as rpc
 from steerlsp.server.answered import AnsweredIds
 from steerlsp.server.capabilities import (
@@ -224,7 +224,7 @@ class Proxy:
             self._spawn(self._initialize(request))
         elif method == types.SHUTDOWN:
             self._spawn(self._shutdown(request))
-        elif self._serves(method, request.raw.get("params")):
+        elif pygls_adapter.serves(self.protocol, method, request.raw.get("params")):
             self._to_pygls(request.raw, msg_id)
         else:
             self._forward_request(request)
@@ -239,12 +239,6 @@ class Proxy:
         if request.method == types.INITIALIZE and self.state is not Lifecycle.UNINITIALIZED:
             return rpc.INVALID_REQUEST, "Invalid Request: initialize was already received"
         return None
-
-    def _serves(self, method: str, params: Any) -> bool:
-        fm = self.protocol.fm
-        if method == types.WORKSPACE_EXECUTE_COMMAND:
-            return isinstance(params, dict) and params.get("command") in fm.commands
-        return method in fm.features
 
     def _to_pygls(self, raw: dict[str, Any], msg_id: rpc.MsgId | None = None) -> bool:
         """Type a message with lsprotocol and let pygls dispatch it."""
@@ -297,7 +291,7 @@ class Proxy:
         if method in sync.SYNC:
             self._sync(method, raw)
             return
-        if method in self.protocol.fm.features or method in self.protocol.fm.builtin_features:
+        if pygls_adapter.handles_notification(self.protocol, method):
             self._to_pygls(dict(raw))
         if method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
             self._settings = raw.get("params")
@@ -349,7 +343,7 @@ class Proxy:
         if up_id is not None:
             self.upstream.cancel(up_id)
         else:
-            self.protocol._handle_cancel_notification(msg_id)
+            pygls_adapter.cancel_request(self.protocol, msg_id)
 
     def _client_response(self, response: rpc.Response) -> None:
         msg_id = response.id
@@ -529,7 +523,7 @@ class Proxy:
             )
             return
         self.state = Lifecycle.INITIALIZING
-        ours = self._pygls_initialize(typed.params)
+        ours = pygls_adapter.initialize_result(self.protocol, typed.params)
         workspace.install(self.protocol)  # documents edited in O(edit), not O(text)
         init_params = upstream_init_params(request.raw.get("params") or {})
         negotiated = self.protocol.workspace.position_encoding or types.PositionEncodingKind.Utf16
@@ -557,26 +551,13 @@ class Proxy:
         for kind, text in notices:
             self.show_message(kind, text)
 
-    def _pygls_initialize(self, params: types.InitializeParams) -> types.InitializeResult:
-        # pygls' builtin initialize is a generator that yields to a user
-        # handler; we register none, so it returns at the first step.
-        gen = self.protocol.lsp_initialize(params)
-        try:
-            while True:
-                handler, args, kwargs = next(gen)
-                handler(*(args or ()), **(kwargs or {}))
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-
     def _unstructure(self, value: Any) -> Any:
-        return self.protocol._converter.unstructure(value)
+        return pygls_adapter.unstructure(self.protocol, value)
 
     async def _shutdown(self, request: rpc.Request) -> None:
         self.state = Lifecycle.SHUTDOWN
         self.upstream.retire()
-        for future in list(self.protocol._request_futures.values()):
-            if not future.done():
-                future.cancel()
+        pygls_adapter.cancel_all_requests(self.protocol)
         if self.upstream.ready:
             try:
                 await self.upstream.request(types.SHUTDOWN, None, 5.0)

@@ -5,7 +5,7 @@ pygls applies an incremental change by re-splitting the whole text with
 and wrong where a line holds ``\\f`` or ``\\u2028``. Our documents splice the
 lines an edit touches, and log what they applied (in code points, with the
 lines it was counted on) for :mod:`steerlsp.server.sync` to forward upstream.
-This is the only module that knows pygls' private ``_workspace``.
+pygls' private hooks for this are reached through ``server/pygls_adapter.py``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 from steerlsp.server.positions import UTF16
+from steerlsp.server.pygls_adapter import Document, DocumentFactoryWorkspace, replace_workspace
 from steerlsp.server.text import DocumentText, Edit
 
 # A change log nobody collects must not grow without bound: past this many
@@ -26,7 +27,7 @@ from steerlsp.server.text import DocumentText, Edit
 _MAX_LOGGED = 1024
 
 
-class SteerDocument(TextDocument):
+class SteerDocument(Document):
     """A pygls TextDocument whose text is a DocumentText, edited in place."""
 
     def __init__(self, uri: str, source: str | None, encoding: str, **kwargs: Any) -> None:
@@ -35,7 +36,7 @@ class SteerDocument(TextDocument):
         # None: a document the editor did not open; pygls reads it from disk.
         self.content = DocumentText(source) if source is not None else None
         if source is not None:
-            self._source = None  # pygls' copy: the didOpen text would live as long as we do
+            self.drop_source()  # pygls' copy: the didOpen text would live as long as we do
         self._applied: list[Edit] | None = []
 
     @property
@@ -74,18 +75,15 @@ class SteerDocument(TextDocument):
         return applied
 
 
-class SteerWorkspace(Workspace):
+class SteerWorkspace(DocumentFactoryWorkspace):
     """Creates :class:`SteerDocument` instead of pygls' TextDocument."""
 
-    def _create_text_document(
-        self,
-        doc_uri: str,
-        source: str | None = None,
-        version: int | None = None,
-        language_id: str | None = None,
+    def create_document(
+        self, uri: str, source: str | None, version: int | None, language_id: str | None
     ) -> TextDocument:
+        """A :class:`SteerDocument` in the negotiated encoding."""
         return SteerDocument(
-            doc_uri,
+            uri,
             source,
             client_encoding(self),
             version=version,
@@ -108,7 +106,7 @@ def install(protocol: LanguageServerProtocol) -> SteerWorkspace:
         workspace_folders=list(old.folders.values()),
         position_encoding=old.position_encoding,
     )
-    protocol._workspace = new
+    replace_workspace(protocol, new)
     return new
 
 

@@ -27,6 +27,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
 from steerlsp import __version__
+from steerlsp.server.pygls_adapter import client_process, unstructure
 
 STEP_TIMEOUT = 30.0
 CART, REPORT = "shop/cart.py", "shop/report.py"
@@ -127,7 +128,7 @@ async def capabilities(s: Session, n: int) -> None:
     header(n, "Server", f"{info.name} {info.version}" if info else "no serverInfo")
     sync = caps.text_document_sync
     kind = sync.change if isinstance(sync, t.TextDocumentSyncOptions) else sync
-    raw = s.client.protocol._converter.unstructure(caps)  # camelCase keys, as on the wire
+    raw = unstructure(s.client.protocol, caps)  # camelCase keys, as on the wire
     on = ", ".join(k[:-8] for k, v in raw.items() if k.endswith("Provider") and v)
     print(f"  position encoding  {caps.position_encoding}")
     print(f"  document sync      {kind.name.lower() if kind is not None else '-'}")
@@ -365,7 +366,7 @@ async def run_steps(s: Session) -> int:
 async def shut_down(s: Session, stderr: list[str]) -> bool:
     """shutdown + exit; True if steerlsp and its upstream are gone."""
     header(len(STEPS) + 1, "Shutdown")
-    proc, ok = s.client._server, True
+    proc, ok = client_process(s.client), True
     try:
         await asyncio.wait_for(s.client.shutdown_async(None), STEP_TIMEOUT)
         s.client.exit(None)
@@ -409,7 +410,8 @@ async def main_async(root: Path) -> int:
     # -I: with cwd=root, ``-m`` would import the project's modules before steerlsp's.
     await client.start_io(sys.executable, "-I", "-m", "steerlsp", cwd=str(root))
     stderr: list[str] = []
-    drainer = asyncio.create_task(drain(client._server.stderr if client._server else None, stderr))
+    process = client_process(client)
+    drainer = asyncio.create_task(drain(process.stderr if process else None, stderr))
     failed = await run_steps(s)
     ok = await shut_down(s, stderr)
     drainer.cancel()
