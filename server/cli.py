@@ -110,6 +110,7 @@ async def serve(
     server.proxy = proxy
     server.protocol.reply_gate = proxy.claim
     server.completions = Completions(server)
+    proxy.rewrite_results_with(server.completions)
     await proxy.start_upstream()
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
     return await proxy.exit_code

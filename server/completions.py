@@ -100,6 +100,7 @@ class Completions:
         self._serial = 0
         self._last: dict[str, _Suggestion] = {}
         self._loaded_for: tuple[Any, ...] | None = None
+        self._merging = False  # pylsp's completion results get the AI item
 
     @property
     def settings(self) -> Settings:
@@ -109,7 +110,7 @@ class Completions:
 
     def start_loading(self) -> None:
         """Load the configured model on the worker thread; report progress and failure."""
-        self._hook_fallback()
+        self._merging = self._fallback_wanted()
         model = self.settings.model
         key = (
             model.name,
@@ -233,8 +234,23 @@ class Completions:
             return None
         return _fallback_item(text, position)
 
+    def rewrites(self, method: str) -> bool:
+        """The router asks: do pylsp's ``textDocument/completion`` results come here?
+
+        Only while a fallback item can be added (decided when the model loads
+        or the settings change); otherwise they keep the router's direct path
+        (no copy, no extra task).
+        """
+        return self._merging and method == types.TEXT_DOCUMENT_COMPLETION
+
+    async def rewrite(self, method: str, params: Any, result: Any) -> Any:
+        """The result the editor gets for ``method``: pylsp's list plus the AI item."""
+        if method != types.TEXT_DOCUMENT_COMPLETION:
+            return result
+        return await self.merge_fallback(params, result)
+
     async def merge_fallback(self, params: Any, result: Any) -> Any:
-        """Result hook for ``textDocument/completion``: add the AI item to pylsp's list."""
+        """Add the AI item to pylsp's completion list."""
         if not isinstance(params, dict) or not self._fallback_wanted():
             return result
         item = await self.fallback_item(params)
@@ -254,15 +270,6 @@ class Completions:
         )
         completion = self.settings.completion
         return completion.enabled and completion.fallback and not has_inline
-
-    def _hook_fallback(self) -> None:
-        """Intercept pylsp's completion replies only while a fallback item can be added:
-        otherwise they keep the proxy's direct path (no copy, no extra task)."""
-        hooks = self.ls.proxy.result_hooks
-        if self._fallback_wanted():
-            hooks[types.TEXT_DOCUMENT_COMPLETION] = self.merge_fallback
-        else:
-            hooks.pop(types.TEXT_DOCUMENT_COMPLETION, None)
 
     def _document(self, uri: str) -> Any:
         """An open document, or None; never one read from disk (as pygls' getter would)."""

@@ -20,9 +20,9 @@ import asyncio
 import copy
 import enum
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
@@ -89,8 +89,18 @@ def upstream_init_params(params: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in params.items() if key != "initializationOptions"}
 
 
-# (the client's request params, the result in client units) -> the result to send
-ResultHook = Callable[[Any, Any], Awaitable[Any]]
+class ResultRewriter(Protocol):
+    """A component that may change the results of forwarded requests (the AI item
+    added to pylsp's completion list). The router asks it; it never reaches in."""
+
+    def rewrites(self, method: str) -> bool:
+        """True if results of ``method`` go through :meth:`rewrite` (the router then
+        keeps a copy of the request's params); False keeps the direct path."""
+        ...
+
+    async def rewrite(self, method: str, params: Any, result: Any) -> Any:
+        """The result to send, from the client's params and the result in client units."""
+        ...
 
 
 class Lifecycle(enum.Enum):
@@ -108,7 +118,7 @@ class _Forwarded:
     client_id: rpc.MsgId
     method: str
     uri: str | None
-    params: Any = None  # the client's params, kept only for methods with a result hook
+    params: Any = None  # the client's params, kept only for results that are rewritten
 
 
 class Proxy:
@@ -136,7 +146,7 @@ class Proxy:
         self._overlay: dict[str, Any] | None = None
         self._notices: list[tuple[types.MessageType, str]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.result_hooks: dict[str, ResultHook] = {}
+        self._rewriter: ResultRewriter | None = None
 
     # ---- client side ---------------------------------------------------
 
@@ -272,7 +282,7 @@ class Proxy:
             self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, unavailable))
             return
         uri = document_uri(params)
-        kept = copy.deepcopy(params) if request.method in self.result_hooks else None
+        kept = copy.deepcopy(params) if self._rewrites(request.method) else None
         entry = _Forwarded(request.id, request.method, uri, params=kept)
         self._convert(params, uri, toward_upstream=True)
         self._client_to_upstream[request.id] = self.upstream.forward(request.raw, entry)
@@ -297,6 +307,13 @@ class Proxy:
             self._settings = raw.get("params")
             raw = rpc.notification(method, self._upstream_settings())
         self.upstream.send(raw)
+
+    def rewrite_results_with(self, rewriter: ResultRewriter) -> None:
+        """Let ``rewriter`` change the results of the methods it asks for."""
+        self._rewriter = rewriter
+
+    def _rewrites(self, method: str) -> bool:
+        return self._rewriter is not None and self._rewriter.rewrites(method)
 
     def set_settings_overlay(self, overlay: dict[str, Any] | None) -> None:
         """Settings merged into every configuration sent upstream (e.g. Jedi's environment).
@@ -425,17 +442,18 @@ class Proxy:
         self._send_result(entry, raw)
 
     def _send_result(self, entry: _Forwarded, raw: dict[str, Any]) -> None:
-        hook = self.result_hooks.get(entry.method)
-        if hook is not None and "result" in raw:
-            self._spawn(self._hooked_reply(hook, entry, raw))
+        if self._rewriter is not None and self._rewrites(entry.method) and "result" in raw:
+            self._spawn(self._rewritten_reply(self._rewriter, entry, raw))
         else:
             self.reply(entry.client_id, raw)
 
-    async def _hooked_reply(self, hook: ResultHook, entry: _Forwarded, raw: dict[str, Any]) -> None:
+    async def _rewritten_reply(
+        self, rewriter: ResultRewriter, entry: _Forwarded, raw: dict[str, Any]
+    ) -> None:
         try:
-            raw["result"] = await hook(entry.params, raw["result"])
+            raw["result"] = await rewriter.rewrite(entry.method, entry.params, raw["result"])
         except Exception:  # the upstream's answer still goes out
-            log.exception("result hook for %s failed", entry.method)
+            log.exception("rewriting the result of %s failed", entry.method)
         self.reply(entry.client_id, raw)
 
     def _result_may_move(self, entry: _Forwarded) -> bool:
