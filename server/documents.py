@@ -1,4 +1,4 @@
-"""Which documents need position conversion, and their lines when they do.
+"""Position conversion between the encodings: which documents need it, their lines, and how.
 
 Open documents are authoritative (pygls' workspace holds their text); files
 the editor has not opened (definitions in site-packages, say) are read from
@@ -16,10 +16,17 @@ import sys
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from pygls.uris import to_fs_path
 
-from steerlsp.server.positions import Lines, needs_conversion
+from steerlsp.server.positions import (
+    Lines,
+    convert_columns,
+    from_code_points,
+    needs_conversion,
+    to_code_points,
+)
 from steerlsp.server.text import DocumentText
 
 # A file the editor has not opened can be anything a result names: a FIFO,
@@ -32,6 +39,25 @@ _READ_BLOCK = 1 << 20
 _ENTRY_BYTES = 256  # a cache entry's own cost: its path, key and slot
 # LSP lines end at \n, \r\n or \r only (str.splitlines also splits on \f, \u2028, ...).
 _EOL = re.compile(r"\r\n|\r|\n")
+
+# Results whose positions can only refer to the request's own document.
+SAME_DOCUMENT_RESULTS = frozenset(
+    {
+        "textDocument/completion",
+        "textDocument/hover",
+        "textDocument/signatureHelp",
+        "textDocument/documentHighlight",
+        "textDocument/documentSymbol",
+        "textDocument/formatting",
+        "textDocument/rangeFormatting",
+        "textDocument/onTypeFormatting",
+        "textDocument/foldingRange",
+        "textDocument/selectionRange",
+        "textDocument/inlayHint",
+        "textDocument/codeLens",
+        "textDocument/documentLink",
+    }
+)
 
 
 def split_lines(text: str) -> list[str]:
@@ -79,6 +105,63 @@ class DocumentIndex:
                 return entry.bare_lines
             return None
         return self._from_disk(uri)
+
+    def convert(
+        self,
+        node: Any,
+        uri: str | None,
+        *,
+        toward_upstream: bool,
+        known: dict[str, Any] | None = None,  # lines already read, by uri
+    ) -> None:
+        """Convert the columns of every position in ``node`` in place, toward the
+        upstream's encoding or back toward the editor's. ``uri``: the document
+        that positions without their own uri belong to."""
+        if self.identity or node is None:
+            return
+        client, upstream = self.client_encoding, self.upstream_encoding
+        if toward_upstream:
+            if uri is None or self.lines_of(uri) is None:
+                return
+
+            def column(line: str, col: int) -> int:
+                return from_code_points(line, to_code_points(line, col, client), upstream)
+        else:
+
+            def column(line: str, col: int) -> int:
+                return from_code_points(line, to_code_points(line, col, upstream), client)
+
+        seen: dict[str, Any] = dict(known or {})  # one lookup (and stat) per uri
+
+        def lines_of(doc_uri: str) -> Any:
+            if doc_uri not in seen:
+                seen[doc_uri] = self.lines_of(doc_uri)
+            return seen[doc_uri]
+
+        convert_columns(node, uri, lines_of, column)
+
+    def result_may_move(self, method: str, uri: str | None) -> bool:
+        """True if the result of ``method`` on ``uri`` may need converting."""
+        if self.identity:
+            return False
+        if method in SAME_DOCUMENT_RESULTS:
+            if uri is None:
+                return False
+            # An unopened document is read off the loop first, not here.
+            return bool(self.unloaded([uri])) or self.lines_of(uri) is not None
+        return True
+
+    def unread(self, result: Any, method: str, uri: str | None) -> list[str]:
+        """Unopened files the result names whose lines must be read from disk first."""
+        if method in SAME_DOCUMENT_RESULTS:
+            return self.unloaded([uri] if uri else [])
+        named: dict[str, None] = {}
+
+        def record(doc_uri: str) -> None:
+            named[doc_uri] = None
+
+        convert_columns(result, uri, record, lambda line, column: column)
+        return self.unloaded(named)
 
     def _needs(self, text: str) -> bool:
         return needs_conversion(text, self.client_encoding, self.upstream_encoding)

@@ -39,33 +39,12 @@ from steerlsp.server.capabilities import (
 from steerlsp.server.connection import UpstreamConnection, UpstreamError, UpstreamOptions
 from steerlsp.server.documents import DocumentIndex
 from steerlsp.server.framing import FramingError
-from steerlsp.server.positions import convert_columns, from_code_points, to_code_points
 from steerlsp.server.quirks import fix_pyflakes_columns
 
 if TYPE_CHECKING:
     from steerlsp.server.lsp import SteerServer
 
 log = logging.getLogger(__name__)
-
-# Results whose positions can only refer to the request's own document.
-_SAME_DOCUMENT_RESULTS = frozenset(
-    {
-        "textDocument/completion",
-        "textDocument/hover",
-        "textDocument/signatureHelp",
-        "textDocument/documentHighlight",
-        "textDocument/documentSymbol",
-        "textDocument/formatting",
-        "textDocument/rangeFormatting",
-        "textDocument/onTypeFormatting",
-        "textDocument/foldingRange",
-        "textDocument/selectionRange",
-        "textDocument/inlayHint",
-        "textDocument/codeLens",
-        "textDocument/documentLink",
-    }
-)
-
 
 # Methods the protocol defines as notifications: a message under one of these
 # names that carries an id is refused, never acted on (item 8 of issue 9).
@@ -413,17 +392,8 @@ class Proxy:
         self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))
 
     def _unread_files(self, result: Any, entry: _Forwarded) -> list[str]:
-        """Unopened files the result names whose lines must be read from disk first."""
         assert self.docs is not None
-        if entry.method in _SAME_DOCUMENT_RESULTS:
-            return self.docs.unloaded([entry.uri] if entry.uri else [])
-        named: dict[str, None] = {}
-
-        def record(uri: str) -> None:
-            named[uri] = None
-
-        convert_columns(result, entry.uri, record, lambda line, column: column)
-        return self.docs.unloaded(named)
+        return self.docs.unread(result, entry.method, entry.uri)
 
     async def _reply_after_reading(
         self, entry: _Forwarded, raw: dict[str, Any], uris: list[str]
@@ -457,16 +427,7 @@ class Proxy:
         self.reply(entry.client_id, raw)
 
     def _result_may_move(self, entry: _Forwarded) -> bool:
-        if self.docs is None or self.docs.identity:
-            return False
-        if entry.method in _SAME_DOCUMENT_RESULTS:
-            if entry.uri is None:
-                return False
-            # An unopened document is read off the loop first, not here.
-            return (
-                bool(self.docs.unloaded([entry.uri])) or self.docs.lines_of(entry.uri) is not None
-            )
-        return True
+        return self.docs is not None and self.docs.result_may_move(entry.method, entry.uri)
 
     def upstream_request(self, raw: dict[str, Any]) -> dict[str, Any] | None:
         """The upstream asks the editor something; the editor's reply goes back later."""
@@ -505,29 +466,8 @@ class Proxy:
         toward_upstream: bool,
         known: dict[str, Any] | None = None,  # lines already read, by uri
     ) -> None:
-        docs = self.docs
-        if docs is None or docs.identity or node is None:
-            return
-        client, upstream = docs.client_encoding, docs.upstream_encoding
-        if toward_upstream:
-            if uri is None or docs.lines_of(uri) is None:
-                return
-
-            def column(line: str, col: int) -> int:
-                return from_code_points(line, to_code_points(line, col, client), upstream)
-        else:
-
-            def column(line: str, col: int) -> int:
-                return from_code_points(line, to_code_points(line, col, upstream), client)
-
-        seen: dict[str, Any] = dict(known or {})  # one lookup (and stat) per uri
-
-        def lines_of(doc_uri: str) -> Any:
-            if doc_uri not in seen:
-                seen[doc_uri] = docs.lines_of(doc_uri)
-            return seen[doc_uri]
-
-        convert_columns(node, uri, lines_of, column)
+        if self.docs is not None:
+            self.docs.convert(node, uri, toward_upstream=toward_upstream, known=known)
 
     # ---- lifecycle -----------------------------------------------------
 
