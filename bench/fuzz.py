@@ -159,7 +159,7 @@ async def frames_phase(
         text = CART.read_text()
         open_doc(client, CART.as_uri(), text)
         target = Target(CART.as_uri(), identifier_positions(text), fake=upstream is not None)
-        await status(client, Ids("warm"))
+        await status(client, Ids("setup-warm"))
         rss = {"before_kib": rss_kib(client.proc.pid)}
         fuzzer = Fuzzer(random.Random(seed), target, pause_rate=pause_rate)
 
