@@ -13,6 +13,7 @@ from typing import Any
 
 from steerlsp import __version__
 from steerlsp.server import config
+from steerlsp.server.analysis import AnalysisInstance
 from steerlsp.server.completions import Completions
 from steerlsp.server.connection import UpstreamOptions
 from steerlsp.server.lsp import register_bench_methods, server
@@ -111,9 +112,14 @@ async def serve(
     server.protocol.reply_gate = proxy.claim
     server.completions = Completions(server)
     proxy.rewrite_results_with(server.completions)
+    server.analysis = AnalysisInstance(
+        loop, root_uri=server.root_uri, python_environment=server.python_environment
+    )
     await proxy.start_upstream()
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
-    return await proxy.exit_code
+    code = await proxy.exit_code
+    await server.analysis.stop()
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from steerlsp.server.completions import ACCEPTED_COMMAND, Completions
 from steerlsp.server.pygls_adapter import GatedProtocol, has_workspace
 
 if TYPE_CHECKING:
+    from steerlsp.server.analysis import AnalysisInstance
     from steerlsp.server.proxy import Proxy
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ class SteerServer(LanguageServer):
 
     proxy: Proxy
     completions: Completions
+    analysis: AnalysisInstance | None = None  # the private pylsp steering asks (lazy)
     base_settings: config.Settings = config.Settings()
     settings: config.Settings = config.Settings()
 
@@ -69,6 +71,10 @@ class SteerServer(LanguageServer):
             log.info("not using %s: the workspace is not trusted (python.trustWorkspace)", skipped)
         return found
 
+    def root_uri(self) -> str | None:
+        """The workspace root the editor gave at initialize, or None."""
+        return self.workspace.root_uri if has_workspace(self.protocol) else None
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls pops up a message per failure; a malformed message must not.
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
@@ -79,8 +85,14 @@ server = SteerServer("steerlsp", __version__, protocol_cls=GatedProtocol, max_wo
 
 @server.feature(STATUS)
 def status(ls: SteerServer, params: Any) -> dict[str, Any]:
-    """Report the lifecycle, upstream (pid, restarts) and model state."""
-    return {"version": __version__, **ls.proxy.status(), "model": ls.completions.status()}
+    """Report the lifecycle, upstream (pid, restarts), model and analysis instance state."""
+    analysis = ls.analysis.status() if ls.analysis is not None else {"state": "idle"}
+    return {
+        "version": __version__,
+        **ls.proxy.status(),
+        "model": ls.completions.status(),
+        "analysis": analysis,
+    }
 
 
 @server.feature(types.INITIALIZE)

@@ -49,6 +49,8 @@ async def test_exit_without_shutdown_exits_1_and_stops_pylsp(start_raw, shop):
     await client.initialize(shop)
     status = await client.request("steerlsp/status")
     pid = status["result"]["upstream"]["pid"]
+    # The private analysis instance starts on its first question, and nothing asked yet.
+    assert status["result"]["analysis"] == {"state": "idle"}
     client.notify("exit")
     assert await client.proc.wait() == 1
     assert not _alive(pid)

@@ -1,0 +1,127 @@
+"""The private analysis instance against real pylsp and tests/workspace/shop (no model).
+
+The decode thread's calls are synchronous, so each test asks from a worker
+thread (``asyncio.to_thread``) while the test's event loop runs the instance.
+"""
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.uris import from_fs_path
+
+from steerlsp.models.analysis import AnalysisTimeout, DefinitionSource
+from steerlsp.server.analysis import AnalysisInstance
+from steerlsp.server.connection import Headless
+
+SHOP = Path(__file__).resolve().parent / "workspace" / "shop"
+REPORT = SHOP / "shop" / "report.py"
+URI = from_fs_path(str(REPORT)) or ""
+# The editor's document plus what the model wrote: a function that uses a Price.
+SPECULATIVE = (
+    REPORT.read_text()
+    + "\n\ndef vat_total(cart: Cart) -> int:\n    total = cart.total()\n    total."
+)
+
+
+@pytest.fixture
+async def instance() -> AsyncIterator[AnalysisInstance]:
+    analysis = AnalysisInstance(
+        asyncio.get_running_loop(), root_uri=lambda: from_fs_path(str(SHOP)), backoff=(0.05,)
+    )
+    yield analysis
+    await analysis.stop()
+
+
+async def test_it_answers_completions_signatures_and_definitions_and_caches_them(instance):
+    assert instance.status() == {"state": "idle"}
+    doc = instance.document(URI, 1)
+    offset = len(SPECULATIVE)
+
+    found = await asyncio.to_thread(doc.completions_at, SPECULATIVE, offset, timeout=30.0)
+    by_name = {c.name: c for c in found}
+    assert {"cents", "currency", "format", "with_vat"} <= by_name.keys()
+    assert by_name["with_vat"].kind == "function"
+    assert by_name["cents"].kind == "variable"
+    assert by_name["with_vat"].documentation == "Return this price with value-added tax applied."
+    assert by_name["with_vat"].detail == "shop.pricing.Price"
+
+    # A repeat at the same version and text up to the offset is a cache hit:
+    # the tail after the offset does not count.
+    queries = instance.queries
+    again = await asyncio.to_thread(doc.completions_at, SPECULATIVE + "\n# x", offset, timeout=1.0)
+    assert again == found and instance.queries == queries and instance.cache_hits == 1
+
+    call = SPECULATIVE + "with_vat("
+    signature = await asyncio.to_thread(doc.signature_at, call, len(call), timeout=10.0)
+    assert signature is not None and signature.label.startswith("with_vat(rate: float")
+    assert signature.parameters[0].startswith("rate") and signature.active_parameter == 0
+
+    name = SPECULATIVE + "with_vat()"
+    definition = await asyncio.to_thread(doc.definition_source, name, len(name) - 4, timeout=10.0)
+    lines = (SHOP / "shop" / "pricing.py").read_text().splitlines()
+    assert definition == DefinitionSource(
+        str(SHOP / "shop" / "pricing.py"),
+        lines.index("    def with_vat(self, rate: float = VAT_RATE) -> Price:"),
+    )
+
+    status = instance.status()
+    assert status["state"] == "running" and status["queries"] == 3
+    assert status["rss_mb"] > 10 and status["mean_ms"] > 0 and status["documents"] == 1
+
+
+async def test_a_question_past_its_budget_raises_and_the_start_goes_on(instance):
+    doc = instance.document(URI, 1)
+    started = time.perf_counter()
+    with pytest.raises(AnalysisTimeout):
+        # pylsp takes seconds to start: far over 50 ms.
+        await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=0.05)
+    assert time.perf_counter() - started < 0.5
+    assert instance.timeouts == 1
+    found = await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
+    assert "with_vat" in {c.name for c in found}
+
+
+async def test_after_a_kill_it_restarts_with_its_documents_and_answers(instance):
+    doc = instance.document(URI, 1)
+    await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
+    pid = instance.status()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(400):
+        status = instance.status()
+        if status["state"] == "running" and status["pid"] not in (None, pid):
+            break
+        await asyncio.sleep(0.05)
+    assert status["restarts"] == 1 and status["state"] == "running"
+    # A new text at a new version: the replayed document is changed, not reopened.
+    text = SPECULATIVE[: -len("total.")] + "cart."
+    later = instance.document(URI, 2)
+    found = await asyncio.to_thread(later.completions_at, text, len(text), timeout=30.0)
+    assert {"add", "items", "sale", "total"} <= {c.name for c in found}
+
+
+async def test_it_lints_nothing_and_what_it_publishes_goes_to_no_editor(instance, monkeypatch):
+    heard: list[dict[str, Any]] = []
+    monkeypatch.setattr(Headless, "upstream_notification", lambda self, raw: heard.append(raw))
+    # Undefined names and bad formatting: every linter would speak up.
+    text = SPECULATIVE + "with_vat(missing_name)  ;x=1\n"
+    doc = instance.document(URI, 1)
+    await asyncio.to_thread(doc.completions_at, text, len(SPECULATIVE), timeout=30.0)
+    await asyncio.to_thread(doc.signature_at, text, len(text) - 5, timeout=10.0)
+    await asyncio.sleep(1.0)  # pylsp lints after a debounce
+    # Its notifications go to the Headless listener (which drops them), never to an
+    # editor; and with the linters off, pylsp's one publish (at didOpen) is empty.
+    published = [raw for raw in heard if raw.get("method") == "textDocument/publishDiagnostics"]
+    assert all(raw["params"]["diagnostics"] == [] for raw in published)
+
+
+def test_it_refuses_an_offset_outside_the_text():
+    instance = AnalysisInstance(asyncio.new_event_loop())
+    with pytest.raises(ValueError, match="outside the text"):
+        instance.document(URI, 1).completions_at("abc", 4)
+    instance.loop.close()
