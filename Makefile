@@ -35,10 +35,11 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
 	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
 
-bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the fault suite (fuzz, cancel storm, kills)
+bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., the fault suite (fuzz, cancel storm, kills)
 	$(PY) bench/proxy_latency.py --requests 1000 --out bench/results
 	PYTHONPATH=. $(PY) bench/completion_bench.py --out bench/results
 	$(PY) bench/keystroke_latency.py --out bench/results
+	$(PY) bench/analysis_latency.py --json bench/results/analysis_latency.json
 	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --out bench/results/fuzz.json
 
 bench-tasks: $(STAMP) ## Evaluation: the task suite under two configurations, and the edit-similarity track

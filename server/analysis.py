@@ -60,8 +60,8 @@ T = TypeVar("T")
 # labels and snippets (a signature computation per item) that
 # ``include_params: false`` makes useless. ``eager`` documentation is off: it
 # resolves every item, dunders included, and took the median at ``obj.`` in
-# tests/workspace/shop from 16.5 ms to 101 ms (p90 290 ms); the public items'
-# documentation is resolved instead (see RESOLVE_AT_MOST).
+# tests/workspace/shop from 17.8 ms to 99 ms (p90 321 ms); the public items'
+# documentation is resolved instead (36 ms; see RESOLVE_AT_MOST).
 TUNED_SETTINGS: dict[str, Any] = {
     "pylsp": {
         "plugins": {
@@ -274,7 +274,7 @@ class AnalysisInstance:
 
     async def _start(self) -> UpstreamConnection[object]:
         connection: UpstreamConnection[object] = UpstreamConnection(
-            self.options, Headless(), replay=self._replay, settings=self._settings
+            self.options, Headless(), replay=self._replay, settings=self.settings
         )
         self.connection = connection
         await connection.start()
@@ -287,11 +287,12 @@ class AnalysisInstance:
         if await connection.initialize(items.unstructure(params)) is not None:
             connection.send(rpc.notification(types.INITIALIZED, {}))
             connection.send(
-                rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._settings())
+                rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self.settings())
             )
         return connection
 
-    def _settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, Any]:
+        """The didChangeConfiguration params: the tuned settings and the main Jedi environment."""
         overlay = environment.overlay(self._environment())
         return {"settings": environment.with_overlay(TUNED_SETTINGS, overlay)}
 

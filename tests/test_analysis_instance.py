@@ -125,3 +125,14 @@ def test_it_refuses_an_offset_outside_the_text():
     with pytest.raises(ValueError, match="outside the text"):
         instance.document(URI, 1).completions_at("abc", 4)
     instance.loop.close()
+
+
+def test_its_settings_are_the_tuned_ones_with_the_main_jedi_environment():
+    instance = AnalysisInstance(asyncio.new_event_loop(), python_environment=lambda: "/env")
+    plugins = instance.settings()["settings"]["pylsp"]["plugins"]
+    assert plugins["jedi"]["environment"] == "/env"
+    assert plugins["jedi_completion"]["include_params"] is False
+    assert plugins["jedi_completion"]["resolve_at_most"] == 0
+    for linter in ("pyflakes", "pycodestyle", "mccabe", "pylint", "autopep8", "yapf"):
+        assert plugins[linter] == {"enabled": False}
+    instance.loop.close()
