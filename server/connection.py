@@ -220,6 +220,12 @@ class UpstreamConnection(Generic[Tag]):
         except TimeoutError as exc:
             self._pending.pop(up_id, None)
             raise UpstreamError(f"{method} timed out after {timeout:.0f}s") from exc
+        except asyncio.CancelledError:
+            # The asker gave up (an analysis question past its budget): the upstream
+            # may drop the work instead of making the next question wait behind it.
+            if self._pending.pop(up_id, None) is not None:
+                self.cancel(up_id)
+            raise
 
     def forward(self, message: dict[str, Any], tag: Tag) -> int:
         """Send (or hold until ready) a request for someone else under a fresh id.

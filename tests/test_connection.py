@@ -4,6 +4,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from steerlsp.server.connection import Headless, UpstreamConnection, UpstreamOptions
 
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_upstream.py"))]
@@ -51,3 +53,20 @@ async def test_a_headless_connection_initializes_answers_and_survives_a_crash():
     ]
     await conn.stop()
     assert conn.process is not None and not conn.process.alive
+
+
+async def test_a_cancelled_request_is_cancelled_upstream_too():
+    conn: UpstreamConnection[object] = UpstreamConnection(UpstreamOptions(FAKE), Headless())
+    await conn.start()
+    await conn.initialize({"processId": None, "rootUri": None, "capabilities": {}})
+    conn.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    asking = asyncio.ensure_future(conn.request("fake/hang", None, 30.0))
+    await asyncio.sleep(0.2)
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    received = await conn.request("fake/received", None, 5.0)
+    hang = next(entry for entry in received if entry.get("method") == "fake/hang")
+    cancels = [entry for entry in received if entry.get("method") == "$/cancelRequest"]
+    assert [entry["params"] for entry in cancels] == [{"id": hang["id"]}]
+    await conn.stop()
