@@ -291,6 +291,15 @@ class AnalysisInstance:
             )
         return connection
 
+    def configure(self) -> None:
+        """The main settings changed: resend ours with the current Jedi environment (a
+        no-op until started; a restart reads them anyway)."""
+        connection = self.connection
+        if connection is not None and connection.ready:
+            connection.send(
+                rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self.settings())
+            )
+
     def settings(self) -> dict[str, Any]:
         """The didChangeConfiguration params: the tuned settings and the main Jedi environment."""
         overlay = environment.overlay(self._environment())

@@ -46,6 +46,8 @@ class SteerServer(LanguageServer):
         """Merge settings from the editor; invalid values are ignored and reported."""
         self.settings, problems = config.merge(self.settings, raw)
         self.proxy.set_settings_overlay(environment.overlay(self.python_environment()))
+        if self.analysis is not None:
+            self.analysis.configure()  # the same Jedi environment as the main upstream
         self.report_settings(problems)
 
     def report_settings(self, problems: list[str]) -> None:

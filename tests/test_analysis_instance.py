@@ -75,6 +75,18 @@ async def test_it_answers_completions_signatures_and_definitions_and_caches_them
     assert status["rss_mb"] > 10 and status["mean_ms"] > 0 and status["documents"] == 1
 
 
+async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
+    doc = instance.document(URI, 1)
+    await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(instance.connection, "send", lambda message, **_: sent.append(message))
+    monkeypatch.setattr(instance, "_environment", lambda: "/other/env")
+    instance.configure()
+    [message] = sent
+    assert message["method"] == "workspace/didChangeConfiguration"
+    assert message["params"]["settings"]["pylsp"]["plugins"]["jedi"]["environment"] == "/other/env"
+
+
 async def test_a_question_past_its_budget_raises_and_the_start_goes_on(instance):
     doc = instance.document(URI, 1)
     started = time.perf_counter()
