@@ -106,6 +106,19 @@ class KillReport:
     problems: list[str] = field(default_factory=list)
 
 
+def tally(client: FuzzClient, sent: list[Any]) -> tuple[int, int, dict[str, int]]:
+    """(ids never answered, ids answered more than once, replies by outcome) for ``sent``."""
+    unanswered = over_answered = 0
+    outcomes: Counter[str] = Counter()
+    for msg_id in sent:
+        got = client.replies[key(msg_id)]
+        unanswered += got == 0
+        over_answered += got > 1
+        for code in client.codes.get(key(msg_id), []):
+            outcomes["result" if code is None else str(code)] += 1
+    return unanswered, over_answered, dict(outcomes)
+
+
 class Ids:
     """Ids for the storm and kill phases: strings, never colliding with the fuzzer's."""
 
@@ -248,14 +261,7 @@ async def storm_phase(client: FuzzClient, n: int, seed: int, docs: int) -> Storm
     stop.set()
     await poller
     await asyncio.sleep(0.3)
-    outcomes: Counter[str] = Counter()
-    for msg_id in sent:
-        got = client.replies[key(msg_id)]
-        report.unanswered += got == 0
-        report.over_answered += got > 1
-        for code in client.codes.get(key(msg_id), []):
-            outcomes["result" if code is None else str(code)] += 1
-    report.outcomes = dict(outcomes)
+    report.unanswered, report.over_answered, report.outcomes = tally(client, sent)
     at = {"textDocument": {"uri": CART.as_uri()}, "position": {"line": 0, "character": 0}}
     completion = await client.request("textDocument/completion", at, ids(), 60)
     report.completion_after = "result" in completion
@@ -275,7 +281,7 @@ async def storm_phase(client: FuzzClient, n: int, seed: int, docs: int) -> Storm
         report.problems.append(f"the model thread died and was restarted {restarts} times")
     if report.max_running is not None and report.max_running > 1:
         report.problems.append(f"{report.max_running} generations ran at once")
-    unexpected = set(outcomes) - {"result", str(REQUEST_CANCELLED)}
+    unexpected = set(report.outcomes) - {"result", str(REQUEST_CANCELLED)}
     if unexpected:
         report.problems.append(f"unexpected outcomes {sorted(unexpected)}")
     if not report.completion_after:
@@ -347,15 +353,8 @@ async def kills_phase(client: FuzzClient, kills: int, seed: int) -> KillReport:
             break
     await asyncio.sleep(0.3)
     report.seconds = time.perf_counter() - started
-    outcomes: Counter[str] = Counter()
-    for msg_id in sent:
-        got = client.replies[key(msg_id)]
-        report.unanswered += got == 0
-        report.over_answered += got > 1
-        for code in client.codes.get(key(msg_id), []):
-            outcomes["result" if code is None else str(code)] += 1
     report.requests = len(sent)
-    report.outcomes = dict(outcomes)
+    report.unanswered, report.over_answered, report.outcomes = tally(client, sent)
     if report.unanswered:
         report.problems.append(f"{report.unanswered} hovers never answered")
     if report.over_answered:

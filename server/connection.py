@@ -26,6 +26,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from lsprotocol import types
 
 from steerlsp.server import jsonrpc as rpc
+from steerlsp.server.tasks import BackgroundTasks
 from steerlsp.server.upstream import UpstreamMissing, UpstreamProcess
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ class UpstreamConnection(Generic[Tag]):
         self._retired = False  # shutting down: an exit is no crash
         self._closed = False  # exited: its messages are ignored
         self._told_crash = False
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks()
 
     # ---- process ---------------------------------------------------------
 
@@ -355,7 +356,7 @@ class UpstreamConnection(Generic[Tag]):
             f"The upstream language server exited (code {code}) while this "
             "request was running; it is being restarted."
         )
-        self._spawn(self._restart(code))
+        self._tasks.spawn(self._restart(code))
 
     def _fail_sent(self, reason: str) -> None:
         for up_id, entry in list(self._pending.items()):
@@ -410,7 +411,7 @@ class UpstreamConnection(Generic[Tag]):
         if proc is None or not proc.alive:
             return  # it exited: the restart replays initialize
         proc.stopping = True  # it would refuse the same params again: no restarts
-        self._spawn(proc.stop(grace=1.0))
+        self._tasks.spawn(proc.stop(grace=1.0))
         self._give_up(
             f"steerlsp: the upstream language server failed to initialize ({brief(str(exc))}). "
             "Its features are unavailable; steerlsp's own features keep working. "
@@ -451,16 +452,6 @@ class UpstreamConnection(Generic[Tag]):
         if self.ready and alive:
             return "running"
         return "restarting" if self.restarts else "starting"
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
 
 
 def brief(text: str, limit: int = 200) -> str:

@@ -40,6 +40,7 @@ from steerlsp.server.connection import UpstreamConnection, UpstreamError, Upstre
 from steerlsp.server.documents import DocumentIndex
 from steerlsp.server.framing import FramingError
 from steerlsp.server.quirks import fix_pyflakes_columns
+from steerlsp.server.tasks import BackgroundTasks
 
 if TYPE_CHECKING:
     from steerlsp.server.lsp import SteerServer
@@ -124,7 +125,7 @@ class Proxy:
         self._settings: dict[str, Any] | None = None
         self._overlay: dict[str, Any] | None = None
         self._notices: list[tuple[types.MessageType, str]] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks()
         self._rewriter: ResultRewriter | None = None
 
     # ---- client side ---------------------------------------------------
@@ -210,9 +211,9 @@ class Proxy:
             return
         self._inflight[msg_id] = method
         if method == types.INITIALIZE:
-            self._spawn(self._initialize(request))
+            self._tasks.spawn(self._initialize(request))
         elif method == types.SHUTDOWN:
-            self._spawn(self._shutdown(request))
+            self._tasks.spawn(self._shutdown(request))
         elif pygls_adapter.serves(self.protocol, method, request.raw.get("params")):
             self._to_pygls(request.raw, msg_id)
         else:
@@ -381,7 +382,7 @@ class Proxy:
         if "result" in raw and self._result_may_move(entry):
             unread = self._unread_files(raw["result"], entry)
             if unread:
-                self._spawn(self._reply_after_reading(entry, raw, unread))
+                self._tasks.spawn(self._reply_after_reading(entry, raw, unread))
                 return
             self._convert(raw["result"], entry.uri, toward_upstream=False)
         self._send_result(entry, raw)
@@ -413,7 +414,7 @@ class Proxy:
 
     def _send_result(self, entry: _Forwarded, raw: dict[str, Any]) -> None:
         if self._rewriter is not None and self._rewrites(entry.method) and "result" in raw:
-            self._spawn(self._rewritten_reply(self._rewriter, entry, raw))
+            self._tasks.spawn(self._rewritten_reply(self._rewriter, entry, raw))
         else:
             self.reply(entry.client_id, raw)
 
@@ -529,7 +530,7 @@ class Proxy:
         code = 0 if self.state is Lifecycle.SHUTDOWN else 1
         self.state = Lifecycle.EXITED
         self.upstream.close()
-        self._spawn(self._stop_upstream(code))
+        self._tasks.spawn(self._stop_upstream(code))
 
     async def start_upstream(self) -> None:
         """Spawn the upstream (a missing command is reported, not raised)."""
@@ -552,13 +553,3 @@ class Proxy:
         self._write(
             rpc.notification(types.WINDOW_SHOW_MESSAGE, {"type": int(kind), "message": text})
         )
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())

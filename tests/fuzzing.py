@@ -416,7 +416,7 @@ class Fuzzer:
     def _unknown_method(self) -> Frame:
         msg_id = self.fresh_id()
         method = self.rng.choice(("fuzz/unknown", "$/fuzzUnknown", "textDocument/fuzz", ""))
-        params = self.rng.choice(({}, [], None, {"a": [1, {"b": None}]}))
+        params: Any = self.rng.choice(({}, [], None, {"a": [1, {"b": None}]}))
         message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
         return Frame(encode_frame(body(message)), "unknown-method", must=[msg_id])
 
