@@ -19,7 +19,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
@@ -36,6 +35,7 @@ from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.server import pygls_adapter
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
+from steerlsp.server.workspace import SteerDocument, open_document
 
 if TYPE_CHECKING:
     from steerlsp.models.completer import Completer
@@ -47,8 +47,8 @@ REQUEST_FAILED = -32803
 ACCEPTED_COMMAND = "steerlsp.accepted"
 # Sorts before every letter, digit and "_" (pylsp's sortText starts with "a"
 # or "z"), in byte order and in ICU collation alike; printable, not
-# whitespace an editor might trim. "\x00" did the same but Emacs' JSON parser
-# rejects NUL and drops the whole reply.
+# whitespace an editor might trim. A NUL sort text did the same, but Emacs'
+# JSON parser rejects NUL and drops the whole reply.
 FIRST = "!"
 # LSP lines end at these only; str.splitlines also splits at \x0c, \x1c, \x85...
 # C0 and C1 controls and DEL, but tab and the line ends: the model can emit
@@ -271,10 +271,9 @@ class Completions:
         completion = self.settings.completion
         return completion.enabled and completion.fallback and not has_inline
 
-    def _document(self, uri: str) -> Any:
+    def _document(self, uri: str) -> SteerDocument | None:
         """An open document, or None; never one read from disk (as pygls' getter would)."""
-        docs = self.ls.workspace.text_documents
-        return docs.get(uri) or docs.get(unquote(uri))  # pygls keys by the unquoted uri
+        return open_document(self.ls.workspace, uri)
 
     def _around(self, uri: str, position: types.Position) -> Around | None:
         """The prompt's window of an open document at ``position``; None when it is

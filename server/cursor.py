@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from steerlsp.server.positions import to_code_points
+from steerlsp.server.text import bare
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,6 @@ class Around:
 
     prefix: str
     suffix: str
-
-
-def bare(line: str) -> str:
-    """``line`` without its terminator."""
-    if line.endswith("\r\n"):
-        return line[:-2]
-    if line.endswith(("\n", "\r")):
-        return line[:-1]
-    return line
 
 
 def text_around(

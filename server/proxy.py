@@ -110,7 +110,6 @@ class Proxy:
     ) -> None:
         self.ls = ls
         self.protocol = ls.protocol
-        self.options = options
         self._write_client = write_client
         self.state = Lifecycle.UNINITIALIZED
         self.exit_code: asyncio.Future[int] = asyncio.get_running_loop().create_future()
