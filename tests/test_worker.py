@@ -15,6 +15,7 @@ from steerlsp.models import worker as worker_module
 from steerlsp.models.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
 from steerlsp.server.completions import Completions, ModelState, RequestFailed
 from steerlsp.server.config import Settings
+from steerlsp.server.workspace import SteerDocument
 
 
 def test_jobs_run_in_order_on_one_thread():
@@ -239,8 +240,8 @@ class GatedCompleter:
 
 async def test_requests_waiting_on_a_dead_thread_fail_and_the_next_one_works(monkeypatch):
     docs = {
-        "file:///w/a.py": SimpleNamespace(version=1),
-        "file:///w/b.py": SimpleNamespace(version=1),
+        uri: SteerDocument(uri, "", "utf-16", version=1)
+        for uri in ("file:///w/a.py", "file:///w/b.py")
     }
     ls = SimpleNamespace(
         settings=Settings(), workspace=SimpleNamespace(root_path="/w", text_documents=docs)
