@@ -8,13 +8,18 @@ a looping model is stopped within a few tokens of its third repeat.
 
 from __future__ import annotations
 
+import concurrent.futures
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
 
+from steerlsp.models.analysis import Analysis
+from steerlsp.models.deprecation import DeprecationCache
 from steerlsp.models.engine import Engine, Generation, release_memory
 from steerlsp.models.loading import LoadedModel
 from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
+from steerlsp.models.steer import Steerer, SteeringFacts
 from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
 from steerlsp.models.worker import CancelToken, JobCancelled
 from steerlsp.prompts.builder import build_prompt
@@ -35,6 +40,7 @@ class Completion:
     text: str  # what to insert at the cursor; "" for nothing
     mode: CompletionMode
     generation: Generation
+    trace: dict[str, Any] | None = None  # what steered it (``steerlsp/explain``); None: unsteered
 
 
 class Completer:
@@ -50,14 +56,35 @@ class Completer:
         self.stop_ids = frozenset(
             _token_ids(loaded.tokenizer, self.template.stop_tokens if self.template else ())
         )
+        self._facts: SteeringFacts | None = None
+
+    @property
+    def facts(self) -> SteeringFacts:
+        """What steering shares across completions, built on first use."""
+        if self._facts is None:
+            self._facts = SteeringFacts(
+                vocabulary=self.vocabulary.index,
+                tokenize=lambda text: self.tokenizer.encode(text, add_special_tokens=False),
+                pool=concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="steerlsp-query"),
+                deprecations=DeprecationCache(),
+            )
+        return self._facts
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
     def complete(
-        self, request: CompletionRequest, options: CompletionOptions, token: CancelToken
+        self,
+        request: CompletionRequest,
+        options: CompletionOptions,
+        token: CancelToken,
+        analysis: Analysis | None = None,
     ) -> Completion:
-        """Run on the worker thread. Raises JobCancelled or ModelOutOfMemory."""
+        """Run on the worker thread. Raises JobCancelled or ModelOutOfMemory.
+
+        With an ``analysis`` and ``options.steering.enabled``, the language
+        server steers the decoding (``models/steer.py``).
+        """
         line_prefix = request.prefix.rsplit("\n", 1)[-1]
         line_suffix = request.suffix.split("\n", 1)[0]
         mode = completion_mode(line_prefix, line_suffix)
@@ -76,6 +103,25 @@ class Completer:
             text, healed = split_trailing_space(prompt.text)
         processors = [TokenHealing(self.vocabulary, healed)] if healed else []
         ids = self.tokenizer.encode(text)
+        steerer = None
+        if analysis is not None and options.steering.enabled:
+            before, after = (
+                request.document.split() if request.document else (request.prefix, request.suffix)
+            )
+            window = request.prefix[: len(request.prefix) - len(healed)]
+            steerer = Steerer(
+                analysis=analysis,
+                facts=self.facts,
+                # Hints splice the prefix-only prompt's current line; FIM prompts
+                # put the suffix after it, so they get the walk and ranking only.
+                options=options.steering
+                if self.template is None
+                else dataclasses.replace(options.steering, hints=False),
+                window=window[-_WINDOW:],
+                before=before[: len(before) - len(healed)],
+                after=after,
+                prompt_length=len(ids),
+            )
         try:
             generation = self.engine.generate(
                 ids,
@@ -94,6 +140,7 @@ class Completer:
                     is not None
                 ),
                 cancelled=lambda: token.cancelled,
+                hook=steerer,
             )
         except Exception as exc:
             if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
@@ -117,7 +164,10 @@ class Completer:
             max_lines=options.max_lines,
             truncated=generation.stop == "max_tokens",
         )
-        return Completion(text, mode, generation)
+        trace = steerer.trace.as_dict() if steerer is not None else None
+        if trace is not None:
+            log.debug("steering trace: %s", trace)
+        return Completion(text, mode, generation, trace)
 
     def _free(self) -> None:
         self.engine.reset()
@@ -125,6 +175,11 @@ class Completer:
 
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+# The monitor lexes at most this much of the prompt's code (whole lines would be
+# better; a string opened before the cut is misread, which yields no trigger).
+_WINDOW = 8_000
 
 
 def _template(tokenizer: Any, fim: str) -> FimTemplate | None:

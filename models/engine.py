@@ -15,7 +15,7 @@ import ctypes
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -26,6 +26,22 @@ GREEDY = Sampling()
 
 # (input_ids [1, T], scores [1, V]) -> scores [1, V]; transformers' processor shape.
 LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+class StepHook(Protocol):
+    """What steers a generation from inside the loop (``models/steer.py``).
+
+    ``steer`` runs before each token is chosen and may use the engine (score
+    candidate continuations on the cache, splice a hint into it); ``observe``
+    runs after each token is chosen, before its forward pass, so a query it
+    starts overlaps that pass.
+    """
+
+    def steer(self, engine: Engine, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        """history: [1, T] prompt + generated; logits: [1, V] -> [1, V]"""
+        ...
+
+    def observe(self, token: int, text: str) -> None: ...
 
 
 @dataclass
@@ -68,6 +84,7 @@ class Engine:
         should_stop: Callable[[str], bool] = lambda text: False,
         cancelled: Callable[[], bool] = lambda: False,
         processors: Sequence[LogitsProcessor] = (),
+        hook: StepHook | None = None,
     ) -> Generation:
         """Continue ``prompt_ids`` until EOS, ``stop_ids``, ``should_stop(text)`` or the limit."""
         if not prompt_ids:
@@ -86,12 +103,16 @@ class Engine:
                 stop = "cancelled"
                 break
             logits = self.apply_steering(history, logits, processors)
+            if hook is not None:
+                logits = hook.steer(self, history, logits)
             token = self.sample(logits, sampling, generator)
             if token in self.eos_ids or token in stop_ids:
                 stop = "eos"
                 break
             out.append(token)
             text = self.tokenizer.decode(out, skip_special_tokens=True)
+            if hook is not None:
+                hook.observe(token, text)
             if should_stop(text):
                 stop = "stop"
                 break
@@ -126,6 +147,92 @@ class Engine:
     def decode_step(self, token: int) -> torch.Tensor:
         """Feed one sampled token. -> logits [1, V]"""
         return self._forward([token])
+
+    @property
+    def cached(self) -> list[int]:
+        """The tokens the cache holds, hints included (read-only by convention)."""
+        return self._cached
+
+    @torch.inference_mode()
+    def splice(self, at: int, remove: int, insert: Sequence[int]) -> torch.Tensor:
+        """Replace ``remove`` cached tokens at ``at`` with ``insert``, keeping the rest.
+
+        The cache is cropped to ``at`` and ``insert`` plus the old tail is
+        prefilled again: the cost is the tail's length, not the prompt's.
+        -> logits [1, V] for the position after the (unchanged) last token.
+        """
+        if not 0 <= at <= len(self._cached) or remove < 0 or at + remove > len(self._cached):
+            raise ValueError(f"splice({at}, {remove}) outside {len(self._cached)} cached tokens")
+        tail = self._cached[at + remove :]
+        if not insert and not tail:
+            raise ValueError("splice would leave no token to compute logits from")
+        if at == 0:
+            self._cache, self._cached = self._new_cache(), []
+        elif at < len(self._cached):
+            self._cache.crop(at)
+            del self._cached[at:]
+        return self._forward([*insert, *tail])
+
+    @torch.inference_mode()
+    def score_continuations(
+        self, logits: torch.Tensor, sequences: Sequence[Sequence[int]], ends: torch.Tensor
+    ) -> list[float]:
+        """Log-probability of each token sequence after the cached ones, then an end.
+
+        ``logits`` [1, V] are the current next-token logits; ``ends`` [V] bool marks
+        the tokens that end the sequence (those that cannot continue an
+        identifier). All sequences run in one batched forward pass on the
+        shared cache, which is left as it was.
+        """
+        if not sequences:
+            return []
+        if any(not s for s in sequences):
+            raise ValueError("score_continuations needs non-empty sequences")
+        first = torch.log_softmax(logits[0].float(), dim=-1)  # [V]
+        width = max(len(s) for s in sequences)
+        padded = [[*s, *[s[-1]] * (width - len(s))] for s in sequences]  # right padding
+        ids = torch.tensor(padded, device=self.device)  # [K, W]
+        layers = getattr(self._cache, "layers", None)
+        if self._cache is None or layers is None:
+            return [float("-inf")] * len(sequences)
+        # The LM head (262k x 640) runs only at the real positions, not the padding.
+        rows = torch.tensor([r for r, s in enumerate(sequences) for _ in s])
+        cols = torch.tensor([c for s in sequences for c in range(len(s))])
+        saved = [dict(vars(layer)) for layer in layers]  # keys, values, lengths
+        try:
+            self._cache.batch_repeat_interleave(len(sequences))
+            hidden = self._hidden(ids)  # [K, W, H]
+            logprobs = torch.log_softmax(self._head(hidden[rows, cols]), dim=-1)  # [N, V]
+        finally:
+            for layer, state in zip(layers, saved, strict=True):
+                vars(layer).clear()
+                vars(layer).update(state)
+        ends = ends[: logprobs.shape[-1]].to(logprobs.device)
+        scores, at = [], 0
+        for sequence in sequences:
+            total = float(first[sequence[0]])
+            for position in range(len(sequence) - 1):
+                total += float(logprobs[at + position, sequence[position + 1]])
+            last = logprobs[at + len(sequence) - 1, : len(ends)]
+            total += float(torch.logsumexp(last[ends], dim=0))
+            scores.append(total)
+            at += len(sequence)
+        return scores
+
+    def _hidden(self, ids: torch.Tensor) -> torch.Tensor:
+        """The last hidden states for ``ids`` [B, W] on the cache, without the LM head."""
+        base = getattr(self.model, "model", None)
+        if base is None:  # not a *ForCausalLM with a base model: use the whole model
+            raise NotImplementedError("score_continuations needs model.model")
+        out = base(input_ids=ids, past_key_values=self._cache, use_cache=True)
+        return out.last_hidden_state  # type: ignore[no-any-return]
+
+    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """hidden [N, H] -> logits [N, V] in fp32, soft-capped as the model does."""
+        logits = self.model.get_output_embeddings()(hidden[None])[0].float()
+        config = self.model.config.get_text_config()
+        cap = getattr(config, "final_logit_softcapping", None)
+        return torch.tanh(logits / cap) * cap if cap else logits
 
     def _forward(self, ids: list[int]) -> torch.Tensor:
         # input: [1, T]; logits_to_keep=1 skips the LM head for all but the last position.

@@ -199,6 +199,10 @@ class MonitorState:
             return TriggerPoint(Trigger.CALL_ARGUMENT, end, "", end, False, call)
         return none
 
+    def open_calls(self) -> tuple[int, ...]:
+        """Offsets of the ``(`` of every call still open, outermost first."""
+        return tuple(frame.offset for frame in self._frames if frame.kind == "call")
+
     # --- reporting ------------------------------------------------------------------
 
     def _call(self) -> CallContext | None:

@@ -272,16 +272,29 @@ def rank_candidates(
     *,
     typed: str = "",
     weights: RankWeights | None = None,
+    replacements: Mapping[str, str] | None = None,
 ) -> list[Ranked]:
     """Candidates best first, by log-probability, relevance and metadata.
 
     ``logprobs``: the model's log-probability (nats) of each whole identifier
     plus "identifier ends here"; missing names get ``weights.missing_logprob``.
     ``typed``: what the user or model already wrote of the name.
+    ``replacements``: deprecated name -> the name its source says replaces it.
+    A replacement inherits the deprecated name's log-probability and relevance
+    where they are higher: the model (or the intent) asked for that job to be
+    done, and the library says this is how it is done now.
     """
     weights = weights or RankWeights()
     listed = list(candidates)
     raw = relevance_scores(intent, listed)
+    if replacements:
+        logprobs = dict(logprobs or {})
+        where = {candidate.name: i for i, candidate in enumerate(listed)}
+        for old, new in replacements.items():
+            if old in where and new in where and old != new:
+                raw[where[new]] = max(raw[where[new]], raw[where[old]])
+                if old in logprobs:
+                    logprobs[new] = max(logprobs.get(new, -math.inf), logprobs[old])
     penalties = [_metadata_penalty(candidate, typed, weights) for candidate in listed]
     # Scale to the best plausible name, so a relevant deprecated one does not flatten the rest.
     plausible = [score for score, penalty in zip(raw, penalties, strict=True) if penalty == 0]

@@ -16,6 +16,7 @@ from lsprotocol.converters import get_converter
 from pygls.uris import to_fs_path
 
 from steerlsp.models.analysis import CompletionCandidate, DefinitionSource, Signature
+from steerlsp.models.relevance import summary_line
 from steerlsp.server.text import has_odd_breaks
 
 _converter = get_converter()
@@ -72,6 +73,11 @@ def first_doc_line(documentation: Any, name: str = "") -> str:
     paragraphs = [p for p in re.split(r"\n\s*\n", documentation.strip()) if p.strip()]
     if len(paragraphs) > 1 and name and _is_signature_block(paragraphs[0], name):
         paragraphs = paragraphs[1:]
+    # The first line that describes: pydantic's "Usage docs: https://..." says nothing.
+    for paragraph in paragraphs[:4]:
+        described = summary_line("\n".join(_unfenced(paragraph)))
+        if described:
+            return described
     for line in _unfenced(paragraphs[0]) if paragraphs else ():
         return line
     return ""

@@ -1,0 +1,696 @@
+"""Interrupt-guided decoding: the monitor, its queries, the processors and the hints.
+
+One :class:`Steerer` steers one completion from inside ``Engine.generate``, on
+the decode thread, in named stages:
+
+1. ``observe`` (after each token is chosen, before its forward pass): feed the
+   monitor the new text; at a trigger, **prefetch** the language server's
+   answer on the query pool, so its latency overlaps the forward pass.
+2. ``steer`` (before the next token is chosen):
+   - ``collect``: wait for a due answer within the query and completion budgets
+     (a timeout leaves the step unsteered and is traced);
+   - ``deprecations``: resolve the model's likeliest candidates to their source
+     and read which names there are deprecated (``models/deprecation.py``);
+   - ``interrupt``: place a hint (a comment line above the current line) by
+     splicing the KV cache: only the current line is prefilled again;
+   - ``rank``: score the short list by whole-identifier log-probability (one
+     batched pass on the shared cache), intent relevance and metadata;
+   - ``walk``: build the processors (:mod:`models.candidates`) that steer the
+     identifier token by token along the chosen names;
+   - ``trace``: record every token whose choice the steering changed.
+
+Nothing here talks LSP: answers come through the :class:`Analysis` seam.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from steerlsp.models.analysis import (
+    Analysis,
+    AnalysisError,
+    CompletionCandidate,
+    Signature,
+)
+from steerlsp.models.candidates import CandidateWalk, Demote, FollowByKind, WalkState
+from steerlsp.models.deprecation import Deprecation, DeprecationCache
+from steerlsp.models.intent import intent_at
+from steerlsp.models.monitor import MonitorState, Trigger, TriggerPoint
+from steerlsp.models.relevance import (
+    Candidate,
+    RankWeights,
+    rank_candidates,
+    relevance_scores,
+)
+from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.trie import CandidateTrie
+from steerlsp.models.vocab import VocabularyIndex
+
+log = logging.getLogger(__name__)
+
+Tokenize = Callable[[str], Sequence[int]]
+LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+# Candidates scored by the model: the best few by first-token probability and by relevance.
+SCORE_BY_FIRST_TOKEN = 3
+SCORE_BY_RELEVANCE = 3
+# Candidates resolved to their definitions to read their deprecation.
+RESOLVE_FOR_DEPRECATION = 2
+# A hint is not placed when more than this many tokens would be prefilled again.
+MAX_REPREFILL = 96
+# A query's own limit on its pool thread; the decode loop waits at most
+# ``query_timeout`` once the answer is due, then goes on without it.
+QUERY_LIMIT = 2.0
+# Candidate lists longer than this are cut (the server's order) before spelling.
+MAX_CANDIDATES = 400
+
+
+@dataclass
+class Trace:
+    """What steered one completion: ``steerlsp/explain``'s answer."""
+
+    triggers: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    rankings: list[dict[str, Any]] = field(default_factory=list)
+    walks: list[dict[str, Any]] = field(default_factory=list)
+    hints: list[dict[str, Any]] = field(default_factory=list)
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    waited_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SteeringFacts:
+    """What every completion of one model shares: built once per loaded model."""
+
+    vocabulary: VocabularyIndex
+    tokenize: Tokenize
+    pool: concurrent.futures.ThreadPoolExecutor
+    deprecations: DeprecationCache
+    _comments: torch.Tensor | None = None
+
+    @property
+    def comment_tokens(self) -> torch.Tensor:
+        """Ids of tokens that start a comment (``#``, `` #``, ...). -> [N] long"""
+        if self._comments is None:
+            texts = self.vocabulary.texts
+            ids = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("#")]
+            self._comments = torch.tensor(ids, dtype=torch.long)
+        return self._comments
+
+
+@dataclass
+class _Query:
+    kind: str  # "completions" | "signature" | "definition"
+    future: concurrent.futures.Future[Any]
+    started: float
+    point: TriggerPoint
+    extra: Any = None
+
+
+@dataclass
+class _Hint:
+    kind: str  # "signature" | "deprecation"
+    logical_at: int  # the hint sits right before this logical token
+    length: int
+    text: str
+    call: int | None = None  # the ``(`` offset a signature hint belongs to
+
+
+@dataclass
+class _Walk:
+    processors: list[LogitsProcessor]
+    walks: list[CandidateWalk]  # the walk is over when none of these is still walking
+    partial: str  # what was written of the name when the walk began
+
+    @property
+    def walking(self) -> bool:
+        return any(walk.state is WalkState.WALKING for walk in self.walks)
+
+
+class SuppressComments:
+    """Pushes comment-starting tokens below every other valid one while a hint is shown,
+    so the model does not continue the hint's comment style."""
+
+    def __init__(self, token_ids: torch.Tensor) -> None:
+        self.token_ids = token_ids
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        # input_ids: [1, T]; scores: [1, V]
+        ids = self.token_ids[self.token_ids < scores.shape[-1]].to(scores.device)
+        if not len(ids):
+            return scores
+        out = scores.clone()
+        out[:, ids] = float("-inf")
+        return out if bool(torch.isfinite(out).any()) else scores
+
+
+class Steerer:
+    """Steers one completion (see the module docstring). Used on the decode thread only."""
+
+    def __init__(
+        self,
+        *,
+        analysis: Analysis,
+        facts: SteeringFacts,
+        options: SteeringOptions,
+        window: str,
+        before: str,
+        after: str,
+        prompt_length: int,
+    ) -> None:
+        self.analysis = analysis
+        self.facts = facts
+        self.options = options
+        self.before, self.after = before, after  # the whole document around the cursor
+        self.window = window  # the prompt's code up to the cursor (what the monitor read)
+        self.trace = Trace()
+        self.weights = RankWeights(
+            logprob=options.rank_logprob,
+            relevance=options.rank_relevance,
+            deprecated=options.rank_deprecated,
+            private=options.rank_private,
+            dunder=options.rank_dunder,
+        )
+        self._prefix_monitor = MonitorState()
+        self._prefix_monitor.update(window)
+        self._monitor = self._prefix_monitor.fork()
+        self._text = ""
+        self._tokens: list[int] = []
+        self._prompt_length = prompt_length
+        self._pending: list[_Query] = []
+        self._asked: set[tuple[str, int]] = set()
+        self._walk: _Walk | None = None
+        self._hints: list[_Hint] = []
+        self._queries = 0
+        self._interrupts = 0
+        self._waited = 0.0
+        self._started = time.perf_counter()
+        self._drop_signature = False  # its call closed: remove the hint at the next step
+        # The cursor itself may be a trigger (``profile.|``): ask now, so that the
+        # answer overlaps the prompt's prefill.
+        self._prefetch(self._monitor.point())
+
+    # ---- stage 1: observe (after a token is chosen) ---------------------------------
+
+    def observe(self, token: int, text: str) -> None:
+        self._tokens.append(token)
+        if text.startswith(self._text):
+            point = self._monitor.update(text[len(self._text) :])
+        else:  # a multi-byte character completed differently: lex the text again
+            self._monitor = self._prefix_monitor.fork()
+            point = self._monitor.update(text)
+        self._text = text
+        self._prefetch(point)
+        self._drop_closed_signature_hint()
+
+    def _prefetch(self, point: TriggerPoint) -> None:
+        o = self.options
+        if point.trigger is Trigger.NONE:
+            return
+        if o.walk and self._walk is None:
+            at_name = point.trigger is Trigger.COMPLETIONS_AFTER_DOT or (
+                point.trigger is Trigger.INSIDE_IDENTIFIER and point.after_dot
+            )
+            at_import = point.trigger is Trigger.IMPORT_NAME
+            if at_name or at_import:
+                self._ask("completions", point, point.partial_start)
+        call = point.call
+        if o.hints and point.trigger is Trigger.CALL_ARGUMENT and call and not call.argument_index:
+            self._ask("signature", point, point.offset)
+
+    def _ask(self, kind: str, point: TriggerPoint, at: int) -> None:
+        key = (kind, at)
+        if key in self._asked:
+            return
+        self._asked.add(key)
+        trace = {"kind": point.trigger.value, "offset": self._generated(at), "query": kind}
+        if point.partial:
+            trace["partial"] = point.partial
+        self.trace.triggers.append(trace)
+        if self._queries >= self.options.max_queries:
+            self.trace.notes.append(f"{kind} at {trace['offset']}: query cap reached")
+            return
+        if self._waited >= self.options.budget:
+            self.trace.notes.append(f"{kind} at {trace['offset']}: time budget spent")
+            return
+        self._queries += 1
+        text, offset = self._speculative(at)
+        call = self.analysis.completions_at if kind == "completions" else self.analysis.signature_at
+        # The budget counts from when the answer is due (``_wait``), not from now:
+        # a prefetched query has the forward pass (or the prefill) for free.
+        future = self.facts.pool.submit(call, text, offset, timeout=QUERY_LIMIT)
+        self._pending.append(_Query(kind, future, time.perf_counter(), point))
+
+    def _generated(self, window_offset: int) -> int:
+        """A monitor offset (into window + generated) as an offset into the generated text."""
+        return window_offset - len(self.window)
+
+    def _speculative(self, window_offset: int, insert: str = "") -> tuple[str, int]:
+        """The document with the generated text up to the offset (and ``insert``) in place."""
+        written = self._text[: self._generated(window_offset)] + insert
+        return self.before + written + self.after, len(self.before) + len(written)
+
+    # ---- stage 2: steer (before a token is chosen) ----------------------------------
+
+    def steer(self, engine: Any, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        raw = logits
+        logits = self._collect(engine, history, logits)
+        by = ""
+        if self._walk is not None:
+            logits, by = self._apply_walk(history, logits), "walk"
+        elif self._hints:
+            logits, by = SuppressComments(self.facts.comment_tokens)(history, logits), "hint"
+        self._record_change(history, raw, logits, by)
+        return logits
+
+    def _collect(self, engine: Any, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        for query in list(self._pending):
+            if query.kind == "completions":
+                # Due now: the identifier's first token is chosen at this step.
+                self._pending.remove(query)
+                found = self._wait(query)
+                if found:
+                    logits = self._start_walk(engine, history, logits, query.point, found)
+            elif query.future.done():
+                self._pending.remove(query)
+                signature = self._wait(query)
+                if isinstance(signature, Signature) and query.point.call is not None:
+                    logits = self._place_hint(
+                        engine,
+                        history,
+                        logits,
+                        "signature",
+                        f"signature: {signature.label}",
+                        call=query.point.call.open_bracket,
+                    )
+        if self._drop_signature:
+            self._drop_signature = False
+            logits = self._remove_hint(engine, logits, "signature")
+        return logits
+
+    def _wait(self, query: _Query) -> Any:
+        """The query's answer within what is left of the budgets; None on a timeout or error."""
+        left = max(0.0, min(self.options.query_timeout, self.options.budget - self._waited))
+        waited_from = time.perf_counter()
+        entry: dict[str, Any] = {"query": query.kind, "offset": self._generated(query.point.offset)}
+        try:
+            answer = query.future.result(timeout=left)
+            entry["outcome"] = "ok"
+        except concurrent.futures.TimeoutError:
+            query.future.cancel()
+            answer, entry["outcome"] = None, "timeout"
+        except AnalysisError as exc:
+            answer, entry["outcome"] = None, "timeout" if "took over" in str(exc) else "error"
+            entry["error"] = str(exc)[:200]
+        except Exception as exc:  # a broken analysis must not break the completion
+            log.warning("steering query failed: %s", exc)
+            answer, entry["outcome"] = None, "error"
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:200]
+        now = time.perf_counter()
+        blocked = now - waited_from
+        self._waited += blocked
+        self.trace.waited_ms = round(self._waited * 1000, 2)
+        entry["latency_ms"] = round((now - query.started) * 1000, 2)
+        entry["blocked_ms"] = round(blocked * 1000, 2)
+        if isinstance(answer, list):
+            entry["results"] = len(answer)
+        elif answer is not None:
+            entry["results"] = 1
+        self.trace.queries.append(entry)
+        return answer
+
+    # ---- the walk: deprecations, ranking, processors ---------------------------------
+
+    def _start_walk(
+        self,
+        engine: Any,
+        history: torch.Tensor,
+        logits: torch.Tensor,
+        point: TriggerPoint,
+        found: list[CompletionCandidate],
+    ) -> torch.Tensor:
+        o = self.options
+        typed = self._monitor.point().partial if self._current_partial(point) else ""
+        items = [c for c in found[:MAX_CANDIDATES] if c.name.startswith(typed) and c.name]
+        if not items:
+            self.trace.notes.append(f"no completion item continues {typed!r}")
+            return logits
+        context = self._line_context()
+        trie = CandidateTrie.in_context(
+            [c.name[len(typed) :] for c in items],
+            context=context,
+            tokenize=self.facts.tokenize,
+            vocabulary=self.facts.vocabulary,
+        )
+        items = [c for c in items if c.name[len(typed) :] in trie.spellings]
+        if not items or not len(trie):
+            return logits
+        remainder = {c.name: c.name[len(typed) :] for c in items}
+        first = torch.log_softmax(logits[0].float(), dim=-1)
+        first_token = {
+            c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
+        }
+        deprecated = self._deprecations(point, items, first_token, typed) if o.deprecation else {}
+        for name, server_flag in ((c.name, c.deprecated) for c in items):
+            if server_flag and name not in deprecated:
+                deprecated[name] = Deprecation("tagged deprecated by the server", None, "docstring")
+        favourite = max(items, key=lambda c: first_token[c.name]).name
+        if o.hints and favourite in deprecated:
+            note = deprecated[favourite]
+            better = f"; use {note.replacement}" if note.replacement else ""
+            logits = self._place_hint(
+                engine, history, logits, "deprecation", f"note: {favourite} is deprecated{better}"
+            )
+            first = torch.log_softmax(logits[0].float(), dim=-1)
+        chosen = [c.name for c in items]
+        if o.rank:
+            chosen = self._rank(engine, logits, items, trie, remainder, deprecated, typed)
+        mask = o.mode == "mask" or (o.mode == "auto" and _static(found))
+        start = history.shape[-1]
+        processors: list[LogitsProcessor] = []
+        if mask:
+            processors.append(CandidateWalk(trie, mode="mask", start=start))
+        followed = [remainder[n] for n in chosen[: max(1, o.follow)]] if o.rank else None
+        walk_trie = (
+            trie
+            if followed is None
+            else CandidateTrie(
+                [trie.spellings[r] for r in followed if r in trie.spellings], trie.vocabulary
+            )
+        )
+        walk = CandidateWalk(
+            walk_trie, mode="boost", delta=o.delta, escape_margin=o.escape_margin, start=start
+        )
+        processors.append(walk)
+        if deprecated:
+            names = [remainder[n] for n in deprecated if n in remainder]
+            leading = trie.leading_only_to([], names)
+            if len(leading):
+                processors.append(
+                    Demote(leading, among=trie.allowed_next([]), steps=1, start=start)
+                )
+        if o.follow_kind:
+            kinds = {remainder[c.name]: c.kind for c in items if c.kind in _KINDS}
+            processors.append(FollowByKind(trie, kinds, delta=o.delta, start=start))
+        walks = [p for p in processors if isinstance(p, CandidateWalk)]
+        self._walk = _Walk(processors, walks, typed)
+        self.trace.walks.append(
+            {
+                "at": len(self._text),
+                "typed": typed,
+                "candidates": len(items),
+                "mode": "mask" if mask else "boost",
+                "followed": [typed + r for r in followed] if followed else "all",
+                "deprecated": sorted(deprecated),
+            }
+        )
+        return logits
+
+    def _current_partial(self, point: TriggerPoint) -> bool:
+        now = self._monitor.point()
+        return now.trigger is Trigger.INSIDE_IDENTIFIER and now.partial_start == point.partial_start
+
+    def _line_context(self) -> str:
+        """The current line up to the cursor and what was generated: the trie's context."""
+        whole = self.window + self._text
+        return whole[whole.rfind("\n") + 1 :]
+
+    def _deprecations(
+        self,
+        point: TriggerPoint,
+        items: list[CompletionCandidate],
+        first_token: dict[str, float],
+        typed: str,
+    ) -> dict[str, Deprecation]:
+        """Deprecated items among ``items``, read from the source of the likeliest ones.
+
+        Resolving one name gives its file; every deprecated definition in that
+        file whose name is among the items counts (the class's other
+        deprecated methods come with one query).
+        """
+        # One name per defining class or module (Jedi's ``detail``), likeliest first:
+        # resolving ``dict`` finds pydantic's main.py, and with it every deprecated
+        # BaseModel method, whatever the model's favourite field is.
+        groups: dict[str, CompletionCandidate] = {}
+        for item in sorted(items, key=lambda c: -first_token[c.name]):
+            groups.setdefault(item.detail or item.name, item)
+        likely = list(groups.values())[:RESOLVE_FOR_DEPRECATION]
+        futures = []
+        for item in likely:
+            if self._queries >= self.options.max_queries:
+                break
+            self._queries += 1
+            text, offset = self._speculative(point.partial_start, item.name)
+            futures.append(
+                _Query(
+                    "definition",
+                    self.facts.pool.submit(
+                        self.analysis.definition_source, text, offset - 1, timeout=QUERY_LIMIT
+                    ),
+                    time.perf_counter(),
+                    point,
+                    item.name,
+                )
+            )
+        found: dict[str, Deprecation] = {}
+        names = {c.name for c in items}
+        for query in futures:
+            source = self._wait(query)
+            if source is None:
+                continue
+            for definition in self.facts.deprecations.definitions(source.path):
+                if definition.name in names:
+                    found.setdefault(definition.name, definition.deprecation)
+        if found:
+            self.trace.notes.append(f"deprecated here: {', '.join(sorted(found))}")
+        return found
+
+    def _rank(
+        self,
+        engine: Any,
+        logits: torch.Tensor,
+        items: list[CompletionCandidate],
+        trie: CandidateTrie,
+        remainder: dict[str, str],
+        deprecated: dict[str, Deprecation],
+        typed: str,
+    ) -> list[str]:
+        """The item names, best first (model log-probability, relevance, metadata)."""
+        intent = intent_at(self.window + self._text)
+        candidates = [
+            Candidate(c.name, c.documentation, c.kind, deprecated=c.name in deprecated)
+            for c in items
+        ]
+        first = torch.log_softmax(logits[0].float(), dim=-1)
+        by_first = sorted(
+            items, key=lambda c: -float(first[trie.spellings[remainder[c.name]].tokens[0]])
+        )
+        relevant = relevance_scores(intent, candidates)
+        by_relevance = [
+            items[i] for i in sorted(range(len(items)), key=lambda i: -relevant[i]) if relevant[i]
+        ]
+        shortlist = list(
+            dict.fromkeys(
+                [c.name for c in by_first[:SCORE_BY_FIRST_TOKEN]]
+                + [c.name for c in by_relevance[:SCORE_BY_RELEVANCE]]
+            )
+        )
+        started = time.perf_counter()
+        scores = engine.score_continuations(
+            logits,
+            [list(trie.spellings[remainder[n]].tokens) for n in shortlist],
+            self.facts.vocabulary.identifier_break_mask,
+        )
+        logprobs = {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
+        replacements = {
+            name: note.replacement for name, note in deprecated.items() if note.replacement
+        }
+        ranked = rank_candidates(
+            intent,
+            candidates,
+            logprobs,
+            typed=typed,
+            weights=self.weights,
+            replacements=replacements,
+        )
+        self.trace.rankings.append(
+            {
+                "offset": len(self._text),
+                "candidates": len(items),
+                "scored": len(shortlist),
+                "score_ms": round((time.perf_counter() - started) * 1000, 2),
+                "intent": intent.function,
+                "top": [
+                    {
+                        "name": r.name,
+                        "score": round(r.score, 3),
+                        "logprob": round(r.logprob, 3),
+                        "relevance": round(r.relevance, 3),
+                        "metadata": r.metadata,
+                    }
+                    for r in ranked[:5]
+                ],
+            }
+        )
+        return [r.name for r in ranked]
+
+    def _apply_walk(self, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        walk = self._walk
+        assert walk is not None
+        for processor in walk.processors:
+            logits = processor(history, logits)
+        if not walk.walking:
+            ended = [w.chosen[0] for w in walk.walks if w.state is WalkState.ENDED and w.chosen]
+            if self.trace.walks:
+                self.trace.walks[-1]["wrote"] = walk.partial + ended[0] if ended else None
+            self._walk = None
+        return logits
+
+    # ---- interrupts: hints in the KV cache -------------------------------------------
+
+    def _place_hint(
+        self,
+        engine: Any,
+        history: torch.Tensor,
+        logits: torch.Tensor,
+        kind: str,
+        message: str,
+        call: int | None = None,
+    ) -> torch.Tensor:
+        if self._interrupts >= self.options.max_interrupts:
+            self.trace.notes.append(f"{kind} hint skipped: interrupt cap reached")
+            return logits
+        if self._waited >= self.options.budget:
+            self.trace.notes.append(f"{kind} hint skipped: time budget spent")
+            return logits
+        logical = list(history[0].tolist())
+        line_start = _line_start(logical, self.facts.vocabulary.texts, self._prompt_length)
+        if line_start is None:
+            self.trace.notes.append(f"{kind} hint skipped: no line start in the prompt")
+            return logits
+        newline_text = self.facts.vocabulary.texts[logical[line_start - 1]]
+        carried = newline_text[newline_text.rfind("\n") + 1 :]
+        line = "".join(self.facts.vocabulary.texts[t] for t in logical[line_start:])
+        lead = "" if carried else line[: len(line) - len(line.lstrip(" \t"))]
+        text = f"{lead}# {_one_line(message)}\n{carried}"
+        insert = list(self.facts.tokenize(text))
+        started = time.perf_counter()
+        old = next((h for h in self._hints if h.kind == kind), None)
+        if old is not None:  # one hint of each kind: the new one replaces it
+            logits = self._splice_out(engine, old)
+        at = self._physical(line_start)
+        if len(engine.cached) - at > MAX_REPREFILL:
+            self.trace.notes.append(f"{kind} hint skipped: the line is too long to prefill again")
+            return logits
+        logits = engine.splice(at, 0, insert)
+        self._hints.append(_Hint(kind, line_start, len(insert), text, call))
+        self._hints.sort(key=lambda h: h.logical_at)
+        self._interrupts += 1
+        spent = time.perf_counter() - started
+        self._waited += spent
+        self.trace.hints.append({"kind": kind, "text": text.strip(), "replaced": old is not None})
+        self.trace.interrupts.append(
+            {
+                "at": len(self._text),
+                "reason": f"{kind} hint",
+                "reprefilled": len(engine.cached) - at - len(insert),
+                "ms": round(spent * 1000, 2),
+            }
+        )
+        return logits
+
+    def _splice_out(self, engine: Any, hint: _Hint) -> torch.Tensor:
+        at = self._physical(hint.logical_at, before=hint)
+        logits = engine.splice(at, hint.length, [])
+        self._hints.remove(hint)
+        return logits  # type: ignore[no-any-return]
+
+    def _remove_hint(self, engine: Any, logits: torch.Tensor, kind: str) -> torch.Tensor:
+        hint = next((h for h in self._hints if h.kind == kind), None)
+        if hint is None:
+            return logits
+        started = time.perf_counter()
+        logits = self._splice_out(engine, hint)
+        self.trace.interrupts.append(
+            {
+                "at": len(self._text),
+                "reason": f"{kind} hint removed",
+                "ms": round((time.perf_counter() - started) * 1000, 2),
+            }
+        )
+        return logits
+
+    def _drop_closed_signature_hint(self) -> None:
+        hint = next((h for h in self._hints if h.kind == "signature"), None)
+        if hint is not None and hint.call not in self._monitor.open_calls():
+            self._drop_signature = True
+
+    def _physical(self, logical: int, before: _Hint | None = None) -> int:
+        """Where logical token ``logical`` sits in the cache, after the hints before it."""
+        shift = 0
+        for hint in self._hints:
+            if hint is before:
+                break
+            if hint.logical_at <= logical:
+                shift += hint.length
+        return logical + shift
+
+    # ---- trace ----------------------------------------------------------------------
+
+    def _record_change(
+        self, history: torch.Tensor, raw: torch.Tensor, steered: torch.Tensor, by: str
+    ) -> None:
+        before, after = int(raw.argmax()), int(steered.argmax())
+        if before == after:
+            return
+        probs = torch.softmax(raw[0].float(), dim=-1)
+        texts = self.facts.vocabulary.texts
+        self.trace.changed.append(
+            {
+                "step": history.shape[-1] - self._prompt_length,
+                "at": len(self._text),
+                "before": texts[before] if before < len(texts) else str(before),
+                "after": texts[after] if after < len(texts) else str(after),
+                "p_before": round(float(probs[before]), 4),
+                "p_after": round(float(probs[after]), 4),
+                "by": by or "hint",
+            }
+        )
+
+
+_KINDS = frozenset(
+    {"property", "attribute", "field", "variable", "constant", "enummember"}
+    | {"method", "function", "constructor", "class", "module", "keyword"}
+)
+
+
+def _static(found: list[CompletionCandidate]) -> bool:
+    """Whether the receiver's members look statically known: a non-empty list (Jedi
+    inferred the type) without ``__getattr__`` (which makes any name possible)."""
+    return bool(found) and not any(c.name == "__getattr__" for c in found)
+
+
+def _line_start(tokens: list[int], texts: Sequence[str], prompt_length: int) -> int | None:
+    """Index of the first token after the last one that holds a line break, if any."""
+    for index in range(len(tokens) - 1, 0, -1):
+        token = tokens[index - 1]
+        if token < len(texts) and "\n" in texts[token]:
+            return index
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:160]
