@@ -42,9 +42,12 @@ bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server
 	$(PY) bench/analysis_latency.py --json bench/results/analysis_latency.json
 	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --out bench/results/fuzz.json
 
-bench-tasks: $(STAMP) ## Evaluation: the task suite under two configurations, and the edit-similarity track
-	$(PY) bench/run_tasks.py --configs baseline,sampled --out bench/results
+bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, and the edit-similarity track
+	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,boost,mask,no-deprecation --out bench/results
 	$(PY) bench/edit_similarity.py --positions 60 --out bench/results
+
+bench-next-id: $(STAMP) ## Next-identifier accuracy after `.` (tasks and third-party code), steering configurations side by side, test split
+	$(PY) bench/next_identifier.py --out bench/results
 
 demo: $(STAMP) ## Play an editor session against tests/workspace/shop and print what an editor shows
 	$(PY) -m steerlsp.demo
@@ -52,4 +55,4 @@ demo: $(STAMP) ## Play an editor session against tests/workspace/shop and print 
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
 
-.PHONY: help setup test lint format bench bench-tasks demo clean
+.PHONY: help setup test lint format bench bench-tasks bench-next-id demo clean

@@ -169,7 +169,7 @@ class Engine:
         if at == 0:
             self._cache, self._cached = self._new_cache(), []
         elif at < len(self._cached):
-            self._cache.crop(at)
+            self._cache.crop(at - len(self._cached))  # transformers: a negative count
             del self._cached[at:]
         return self._forward([*insert, *tail])
 

@@ -134,6 +134,7 @@ class _Walk:
     processors: list[LogitsProcessor]
     walks: list[CandidateWalk]  # the walk is over when none of these is still walking
     partial: str  # what was written of the name when the walk began
+    offset: int = -1  # the monitor offset of the trigger it answers (where the name starts)
 
     @property
     def walking(self) -> bool:
@@ -220,7 +221,9 @@ class Steerer:
         o = self.options
         if point.trigger is Trigger.NONE:
             return
-        if o.walk and self._walk is None:
+        # A dot right after a walked name (``obj.config.``) starts the next walk: the
+        # old one would only notice its end at the next step, one token late.
+        if o.walk and (self._walk is None or self._walk.offset != point.partial_start):
             at_name = point.trigger is Trigger.COMPLETIONS_AFTER_DOT or (
                 point.trigger is Trigger.INSIDE_IDENTIFIER and point.after_dot
             )
@@ -287,14 +290,17 @@ class Steerer:
             elif query.future.done():
                 self._pending.remove(query)
                 signature = self._wait(query)
-                if isinstance(signature, Signature) and query.point.call is not None:
+                call = query.point.call
+                if call is not None and call.open_bracket not in self._monitor.open_calls():
+                    self.trace.notes.append("signature hint skipped: its call closed")
+                elif isinstance(signature, Signature) and call is not None:
                     logits = self._place_hint(
                         engine,
                         history,
                         logits,
                         "signature",
                         f"signature: {signature.label}",
-                        call=query.point.call.open_bracket,
+                        call=call.open_bracket,
                     )
         if self._drop_signature:
             self._drop_signature = False
@@ -406,7 +412,8 @@ class Steerer:
             kinds = {remainder[c.name]: c.kind for c in items if c.kind in _KINDS}
             processors.append(FollowByKind(trie, kinds, delta=o.delta, start=start))
         walks = [p for p in processors if isinstance(p, CandidateWalk)]
-        self._walk = _Walk(processors, walks, typed)
+        self._end_walk()
+        self._walk = _Walk(processors, walks, typed, point.partial_start)
         self.trace.walks.append(
             {
                 "at": len(self._text),
@@ -553,11 +560,17 @@ class Steerer:
         for processor in walk.processors:
             logits = processor(history, logits)
         if not walk.walking:
-            ended = [w.chosen[0] for w in walk.walks if w.state is WalkState.ENDED and w.chosen]
-            if self.trace.walks:
-                self.trace.walks[-1]["wrote"] = walk.partial + ended[0] if ended else None
-            self._walk = None
+            self._end_walk()
         return logits
+
+    def _end_walk(self) -> None:
+        walk = self._walk
+        if walk is None:
+            return
+        ended = [w.chosen[0] for w in walk.walks if w.state is WalkState.ENDED and w.chosen]
+        if self.trace.walks and "wrote" not in self.trace.walks[-1]:
+            self.trace.walks[-1]["wrote"] = walk.partial + ended[0] if ended else None
+        self._walk = None
 
     # ---- interrupts: hints in the KV cache -------------------------------------------
 

@@ -1,0 +1,829 @@
+"""Interrupt-guided decoding (``models/steer.py``) on a scripted tiny model: mechanics only.
+
+The tiny Gemma 3 of ``tests/tiny.py`` runs for real, so its ``DynamicCache`` is
+cropped, repeated for batched scoring and spliced as in production; only its
+logits are replaced, by a :class:`Script`: a language model written down as
+whole documents with weights. At every position the next character's
+probability is the weight of the documents that continue the text there, so
+each step's preference, and every whole-identifier log-probability the ranker
+asks for, is fixed and known. The script reads the cache's *logical* text
+(hint comment lines removed); ``hinted`` documents say what a model that reads
+a hint would write instead.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import torch
+from torch import nn
+
+from steerlsp.models.analysis import (
+    AnalysisTimeout,
+    CompletionCandidate,
+    DefinitionSource,
+    ScriptedAnalysis,
+    Signature,
+)
+from steerlsp.models.deprecation import DeprecationCache
+from steerlsp.models.engine import Engine, Generation
+from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.steer import QUERY_LIMIT, Steerer, SteeringFacts
+from steerlsp.models.vocab import VocabularyIndex
+from tests import tiny
+
+# One character per token, as in tests/tiny.py, plus what hints and signatures are written with.
+ALPHABET = [*tiny.ALPHABET, *"#,;'\"[]<>*/@ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+EOS = "<eos>"
+FLOOR = -30.0  # the log-probability of anything the script does not write
+HINT_LINE = re.compile(r"[ \t]*# [^\n]*\n")  # a hint line, as the steerer writes one
+T = TypeVar("T")
+
+
+class Chars:
+    """:class:`tests.tiny.CharTokenizer` over :data:`ALPHABET`."""
+
+    pad_token_id, eos_token_id, bos_token_id = 0, 1, 2
+
+    def __init__(self) -> None:
+        self.vocab = {token: i for i, token in enumerate(ALPHABET)}
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        ids = [self.vocab[c] for c in text]  # KeyError: a test wrote a character outside
+        return [self.bos_token_id, *ids] if add_special_tokens else ids
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        return "".join(ALPHABET[i] for i in ids if not (skip_special_tokens and i < 3))
+
+
+TOKENIZER = Chars()
+VOCABULARY = VocabularyIndex(ALPHABET)
+
+
+def tokenize(text: str) -> list[int]:
+    return TOKENIZER.encode(text, add_special_tokens=False)
+
+
+@dataclass
+class Script:
+    """A language model written down: whole documents (prompt and completion) with weights.
+
+    ``hinted`` replaces ``documents`` while a hint line is in the cache (a model
+    that reads it); ``echo`` is the share of probability a hint in view puts on
+    ``#`` (a model that would copy the comment style).
+    """
+
+    documents: dict[str, float]
+    hinted: dict[str, float] | None = None
+    echo: float = 0.0
+
+    def probabilities(self, physical: str) -> dict[str, float]:
+        logical = HINT_LINE.sub("", physical)
+        in_view = bool(HINT_LINE.search(physical))
+        documents = self.hinted if in_view and self.hinted is not None else self.documents
+        mass: dict[str, float] = {}
+        for document, weight in documents.items():
+            if document.startswith(logical):
+                following = document[len(logical)] if len(document) > len(logical) else EOS
+                mass[following] = mass.get(following, 0.0) + weight
+        total = sum(mass.values())
+        probs = {c: m / total for c, m in mass.items()} if total else {EOS: 1.0}
+        if in_view and self.echo:
+            probs = {c: p * (1 - self.echo) for c, p in probs.items()}
+            probs["#"] = probs.get("#", 0.0) + self.echo
+        return probs
+
+    def logits(self, tokens: Sequence[int]) -> torch.Tensor:
+        # -> [V]
+        out = torch.full((len(ALPHABET),), FLOOR)
+        for char, p in self.probabilities(TOKENIZER.decode(tokens)).items():
+            out[ALPHABET.index(char)] = math.log(p)
+        return out
+
+
+@dataclass
+class Call:
+    """One forward pass: how many tokens the cache held before it, and the ids fed."""
+
+    held: int
+    rows: list[list[int]]
+
+
+@dataclass
+class Mirror:
+    """What the scripted model knows: its script, what the cache holds, what it was fed.
+
+    ``tokens`` mirrors the cache (row 0), cut to the cache's own length at each
+    call, so the script sees hints exactly where the cache has them.
+    """
+
+    script: Script
+    tokens: list[int] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    raw: torch.Tensor | None = None  # the real model's last logits of the last 1-row pass, [V]
+
+    def fed(self, input_ids: torch.Tensor, cache: Any) -> tuple[list[int], list[list[int]]]:
+        held = cache.get_seq_length() if cache is not None else 0
+        rows = input_ids.tolist()
+        self.calls.append(Call(held, rows))
+        return self.tokens[:held], rows
+
+    def scripted(self, prefix: list[int], rows: list[list[int]], keep: int) -> torch.Tensor:
+        """The script's logits after each of each row's last ``keep`` tokens. -> [B, keep, V]"""
+        if len(rows) == 1:
+            self.tokens = prefix + rows[0]
+        return torch.stack(
+            [
+                torch.stack(
+                    [
+                        self.script.logits(prefix + row[:end])
+                        for end in range(len(row) - keep + 1, len(row) + 1)
+                    ]
+                )
+                for row in rows
+            ]
+        )
+
+
+class ScriptedBase(nn.Module):
+    """The base model for batched scoring: real layers on the real cache; its "hidden
+    states" are the script's logits, which the identity head passes through."""
+
+    def __init__(self, base: nn.Module, mirror: Mirror) -> None:
+        super().__init__()
+        self.base = base
+        self.mirror = mirror
+
+    def forward(self, input_ids: torch.Tensor, past_key_values: Any = None, **kwargs: Any) -> Any:
+        # input_ids: [B, W] -> last_hidden_state [B, W, V]
+        prefix, rows = self.mirror.fed(input_ids, past_key_values)
+        out = self.base(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
+        out.last_hidden_state = self.mirror.scripted(prefix, rows, input_ids.shape[1])
+        return out
+
+
+class Scripted(nn.Module):
+    """The tiny model, run for real on the real cache, its logits replaced by a script's."""
+
+    def __init__(self, inner: Any, script: Script) -> None:
+        super().__init__()
+        self.inner = inner
+        self.mirror = Mirror(script)
+        self.model = ScriptedBase(inner.model, self.mirror)
+        self.config = inner.config
+        self.head = nn.Identity()
+
+    def get_output_embeddings(self) -> nn.Module:
+        return self.head
+
+    def forward(self, input_ids: torch.Tensor, past_key_values: Any = None, **kwargs: Any) -> Any:
+        # input_ids: [B, T] -> logits [B, keep, V]
+        prefix, rows = self.mirror.fed(input_ids, past_key_values)
+        out = self.inner(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
+        if len(rows) == 1:
+            self.mirror.raw = out.logits[0, -1].detach().clone()
+        out.logits = self.mirror.scripted(prefix, rows, out.logits.shape[1])
+        return out
+
+
+class Settled(concurrent.futures.ThreadPoolExecutor):
+    """A query pool whose answers are in before ``submit`` returns.
+
+    A signature answer is collected at the first step it is ``done()``; settling
+    it makes that the very next step, so the hint's place is deterministic.
+    """
+
+    def submit(  # type: ignore[override]
+        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[T]:
+        future = super().submit(fn, *args, **kwargs)
+        concurrent.futures.wait([future])
+        return future
+
+
+class Deferred(concurrent.futures.ThreadPoolExecutor):
+    """A query pool that answers at once but hands the answers over only on ``release``."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.held: list[tuple[concurrent.futures.Future[Any], Callable[[], Any]]] = []
+
+    def submit(  # type: ignore[override]
+        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self.held.append((future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def release(self) -> None:
+        for future, answer in self.held:
+            future.set_result(answer())
+        self.held.clear()
+
+
+class Spy:
+    """The hook the engine calls: the steerer, plus a copy of the cache after each steer."""
+
+    def __init__(self, steerer: Steerer, seen: Callable[[str], None] | None = None) -> None:
+        self.steerer = steerer
+        self.seen = seen  # told the text after each observed token
+        self.snapshots: list[list[int]] = []
+
+    def steer(self, engine: Engine, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        out = self.steerer.steer(engine, history, logits)
+        self.snapshots.append(list(engine.cached))
+        return out
+
+    def observe(self, token: int, text: str) -> None:
+        self.steerer.observe(token, text)
+        if self.seen is not None:
+            self.seen(text)
+
+
+@dataclass
+class Run:
+    generation: Generation
+    steerer: Steerer
+    spy: Spy
+    mirror: Mirror
+    engine: Engine
+    prompt_ids: list[int]
+    seconds: float
+
+    @property
+    def text(self) -> str:
+        return self.generation.text
+
+    @property
+    def trace(self) -> dict[str, Any]:
+        return self.steerer.trace.as_dict()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread() -> Iterator[None]:
+    """The tiny model's passes are microseconds of work: on a shared two-core machine,
+    torch's thread pool makes each one 10-50 times slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def inner() -> nn.Module:
+    model = tiny.tiny_model(seed=0, vocab=len(ALPHABET))
+    assert model.config.final_logit_softcapping is None  # the identity head's logits stay
+    return model
+
+
+@pytest.fixture
+def pool() -> Iterator[concurrent.futures.ThreadPoolExecutor]:
+    executor = concurrent.futures.ThreadPoolExecutor(2)
+    yield executor
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture
+def settled() -> Iterator[concurrent.futures.ThreadPoolExecutor]:
+    executor = Settled(2)
+    yield executor
+    executor.shutdown(wait=True)
+
+
+def steered(
+    inner: nn.Module,
+    script: Script,
+    prompt: str,
+    analysis: Any,
+    pool: concurrent.futures.ThreadPoolExecutor,
+    options: SteeringOptions | None = None,
+    seen: Callable[[str], None] | None = None,
+) -> Run:
+    """Generate ``prompt``'s continuation with a steerer; the document is the prompt + a newline."""
+    model = Scripted(inner, script)
+    engine = Engine(model, TOKENIZER)
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
+    )
+    ids = TOKENIZER.encode(prompt)
+    steerer = Steerer(
+        analysis=analysis,
+        facts=facts,
+        options=options or SteeringOptions(),
+        window=prompt,
+        before=prompt,
+        after="\n",
+        prompt_length=len(ids),
+    )
+    spy = Spy(steerer, seen)
+    started = time.perf_counter()
+    generation = engine.generate(ids, max_new_tokens=60, hook=spy)
+    return Run(generation, steerer, spy, model.mirror, engine, ids, time.perf_counter() - started)
+
+
+def unsteered(inner: nn.Module, script: Script, prompt: str) -> Generation:
+    engine = Engine(Scripted(inner, script), TOKENIZER)
+    return engine.generate(TOKENIZER.encode(prompt), max_new_tokens=60)
+
+
+def completions(*items: CompletionCandidate, at: str = "obj.") -> ScriptedAnalysis:
+    return ScriptedAnalysis(completions={at: items})
+
+
+def method(name: str, doc: str = "") -> CompletionCandidate:
+    return CompletionCandidate(name, kind="method", documentation=doc)
+
+
+def prop(name: str, doc: str = "") -> CompletionCandidate:
+    return CompletionCandidate(name, kind="property", documentation=doc)
+
+
+# --- the script itself --------------------------------------------------------------
+
+HEAD = "def f(obj):\n    x = obj"  # the model writes the dot: the trigger is in its text
+
+
+def test_the_script_writes_its_likeliest_document_and_ignores_hint_lines(inner):
+    script = Script({HEAD + ".updaet(1)\n": 0.9, HEAD + ".update(1)\n": 0.1})
+    assert unsteered(inner, script, HEAD).text == ".updaet(1)\n"
+    probs = script.probabilities(HEAD + ".upda")
+    assert probs == pytest.approx({"e": 0.9, "t": 0.1})
+    hinted = "def f(obj):\n    # note: a hint\n    x = obj.upda"
+    assert script.probabilities(hinted) == probs
+
+
+# --- the walk: the identifier after "." ---------------------------------------------
+
+TYPO, RIGHT = HEAD + ".updaet(1)\n", HEAD + ".update(1)\n"
+
+
+def test_the_walk_masks_a_known_receivers_name_to_a_candidate(inner, pool):
+    script = Script({TYPO: 0.999, RIGHT: 0.001})
+    analysis = completions(method("update"), method("items"))
+    assert unsteered(inner, script, HEAD).text == ".updaet(1)\n"
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.text == ".update(1)\n"
+    walk = run.trace["walks"][0]
+    assert walk["mode"] == "mask" and walk["typed"] == "" and walk["wrote"] == "update"
+    # One token changed: the fifth, "e" (p .999) became "t" (p .001), by the walk.
+    (changed,) = run.trace["changed"]
+    assert changed == {
+        "step": 5,
+        "at": 5,
+        "before": "e",
+        "after": "t",
+        "p_before": pytest.approx(0.999, abs=1e-4),
+        "p_after": pytest.approx(0.001, abs=1e-4),
+        "by": "walk",
+    }
+
+
+@pytest.mark.parametrize(("sure", "wrote"), [(0.9, ".update(1)\n"), (0.999, ".updaet(1)\n")])
+def test_the_walk_boosts_a_dynamic_receivers_name_but_lets_a_sure_model_escape(
+    inner, pool, sure, wrote
+):
+    """``__getattr__`` in the list: any name is possible, so "auto" boosts and never masks.
+    A boost of 7 nats overturns odds of 9 to 1 (2.2 nats) but not 999 to 1 (6.9 nats,
+    past the escape margin of 5)."""
+    script = Script({TYPO: sure, RIGHT: 1 - sure})
+    analysis = completions(method("update"), method("__getattr__"))
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.text == wrote
+    walk = run.trace["walks"][0]
+    assert walk["mode"] == "boost"
+    assert walk["wrote"] == ("update" if wrote == RIGHT[len(HEAD) :] else None)
+
+
+def test_the_rankers_choice_is_followed_over_the_models_first_token(inner, pool):
+    """The model slightly prefers ``items``; the function's name asks for ``update``."""
+    head = "def update_record(obj):\n    x = obj"
+    script = Script({head + ".items()\n": 0.55, head + ".update()\n": 0.45})
+    analysis = completions(
+        method("items", "The items of the record."), method("update", "Update it in place.")
+    )
+    assert unsteered(inner, script, head).text == ".items()\n"
+    run = steered(inner, script, head, analysis, pool)
+    assert run.text == ".update()\n"
+    (ranking,) = run.trace["rankings"]
+    assert ranking["intent"] == "update_record" and ranking["scored"] == 2
+    top = {entry["name"]: entry for entry in ranking["top"]}
+    assert ranking["top"][0]["name"] == "update" and top["update"]["relevance"] == 1.0
+    # Whole-identifier log-probabilities from the one batched pass: each name's first
+    # character, then certainty, then "(" (an identifier end) with certainty.
+    assert top["items"]["logprob"] == pytest.approx(math.log(0.55), abs=1e-3)
+    assert top["update"]["logprob"] == pytest.approx(math.log(0.45), abs=1e-3)
+    batched = [call for call in run.mirror.calls if len(call.rows) > 1]
+    assert len(batched) == 1 and len(batched[0].rows) == 2
+    assert run.trace["walks"][0]["followed"] == ["update"]
+
+
+@pytest.mark.parametrize(
+    ("item", "preferred", "other", "wrote"),
+    [
+        (prop("name"), ".name()\n", ".name\n", ".name\n"),  # a property is not called
+        (method("update"), ".update\n", ".update()\n", ".update()\n"),  # a method is
+    ],
+)
+def test_follow_by_kind_steers_the_token_after_the_name(inner, pool, item, preferred, other, wrote):
+    script = Script({HEAD + preferred: 0.6, HEAD + other: 0.4})
+    analysis = completions(item)
+    off = steered(inner, script, HEAD, analysis, pool, SteeringOptions(follow_kind=False))
+    assert off.text == preferred
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.text == wrote
+    (changed,) = run.trace["changed"]
+    assert changed["at"] == len(item.name) + 1 and changed["by"] == "walk"
+    after_name = len(item.name) + 1
+    assert (changed["before"], changed["after"]) == (preferred[after_name], wrote[after_name])
+
+
+# --- deprecation: read from the definitions' source ---------------------------------
+
+MODEL_SOURCE = """from typing_extensions import deprecated
+
+
+class Model:
+    @deprecated("use model_dump instead")
+    def dict(self):
+        return {}
+
+    def model_dump(self):
+        return {}
+"""
+DICT, DUMP = HEAD + ".dict()\n", HEAD + ".model_dump()\n"
+
+
+def deprecating(tmp_path: Path, **items: CompletionCandidate) -> ScriptedAnalysis:
+    """Completions after ``obj.`` whose definitions are in a file where ``dict`` is deprecated."""
+    source = tmp_path / "model.py"
+    source.write_text(MODEL_SOURCE)
+    where = DefinitionSource(str(source), 0)
+    # definition_source is asked one character inside the name (at its last but one).
+    return ScriptedAnalysis(
+        completions={"obj.": list(items.values())},
+        definitions={f"obj.{name[:-1]}": where for name in items},
+    )
+
+
+def test_deprecated_items_read_from_their_source_are_demoted(inner, pool, tmp_path):
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
+    plain = SteeringOptions(rank=False, hints=False)
+    off = steered(inner, script, HEAD, analysis, pool, replace(plain, deprecation=False))
+    assert off.text == ".dict()\n"
+    run = steered(inner, script, HEAD, analysis, pool, plain)
+    assert run.text == ".model_dump()\n"
+    assert run.trace["walks"][0]["deprecated"] == ["dict"]
+    assert "deprecated here: dict" in run.trace["notes"]
+    asked = [call for call in analysis.calls if call[0] == "definition_source"]
+    assert len(asked) == 2  # the two likeliest items, resolved in one round
+    assert [q["outcome"] for q in run.trace["queries"]] == ["ok", "ok", "ok"]
+    assert [q["query"] for q in run.trace["queries"]] == ["completions", "definition", "definition"]
+
+
+def test_an_item_the_server_tags_deprecated_is_demoted_without_reading_a_file(inner, pool):
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    tagged = CompletionCandidate("dict", kind="method", deprecated=True)
+    analysis = completions(tagged, method("model_dump"))
+    run = steered(inner, script, HEAD, analysis, pool, SteeringOptions(rank=False, hints=False))
+    assert run.text == ".model_dump()\n"
+    assert run.trace["walks"][0]["deprecated"] == ["dict"]
+
+
+# --- interrupts: hints spliced into the cache ---------------------------------------
+
+
+def line_start(prompt: str) -> int:
+    """The index, in the prompt's ids (BOS first), of its last line's first token."""
+    return 1 + prompt.rindex("\n") + 1
+
+
+def fresh_logits(inner: Any, tokens: list[int]) -> torch.Tensor:
+    """The real model's last logits for ``tokens`` prefilled from scratch. -> [V]"""
+    with torch.inference_mode():
+        return inner(input_ids=torch.tensor([tokens])).logits[0, -1]  # type: ignore[no-any-return]
+
+
+def test_engine_splice_inserts_without_touching_the_cache_before_it(inner):
+    """The real model alone: the spliced cache is the one a fresh prefill gives."""
+    engine = Engine(inner, TOKENIZER)
+    prompt = "def f(x):\n    return x"
+    ids = TOKENIZER.encode(prompt)
+    engine.generate(ids, max_new_tokens=1)  # the cache now holds the prompt
+    at, insert = line_start(prompt), tokenize("    # hint\n")
+    logits = engine.splice(at, 0, insert)
+    assert engine.cached == [*ids[:at], *insert, *ids[at:]]
+    assert torch.allclose(logits[0], fresh_logits(inner, engine.cached), atol=1e-4)
+    logits = engine.splice(at, len(insert), [])
+    assert engine.cached == ids
+    assert torch.allclose(logits[0], fresh_logits(inner, ids), atol=1e-4)
+
+
+def test_a_deprecated_favourite_interrupts_with_a_hint_above_the_line(inner, pool, tmp_path):
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.text == ".model_dump()\n"
+    hint = "    # note: dict is deprecated; use model_dump\n"
+    assert run.trace["hints"] == [{"kind": "deprecation", "text": hint.strip(), "replaced": False}]
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == "deprecation hint" and interrupt["at"] == 1
+    assert interrupt["reprefilled"] == len("    x = obj.")  # the current line only
+    # The cache: the prompt up to the line start untouched, the hint, then the line.
+    at = line_start(HEAD)
+    logical = [*run.prompt_ids, *run.generation.token_ids]
+    assert run.engine.cached == [*logical[:at], *tokenize(hint), *logical[at:]]
+    assert run.mirror.tokens == run.engine.cached
+    # The real KV cache, cropped and prefilled again, is the one a fresh prefill gives.
+    assert run.mirror.raw is not None
+    assert torch.allclose(run.mirror.raw, fresh_logits(inner, run.engine.cached), atol=1e-4)
+    assert "#" not in run.text and "deprecated" not in run.text
+
+
+def test_a_hint_left_in_the_cache_does_not_leak_into_the_next_request(inner, pool, tmp_path):
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert any(call[0] == "definition_source" for call in analysis.calls)
+    again = run.engine.generate(run.prompt_ids, max_new_tokens=60)
+    # The shared prefix ends where the hint was (and its indentation, which is the line's).
+    assert again.reused_tokens == line_start(HEAD) + len("    ")
+    assert again.text == unsteered(inner, script, HEAD).text == ".dict()\n"
+    assert run.engine.cached == [*run.prompt_ids, *again.token_ids]
+
+
+SIG = "def g(total):\n    y = 1\n    return scale"
+SIGNATURE = ScriptedAnalysis(signatures={"scale(": Signature("scale(value, factor) -> int")})
+SIG_HINT = "    # signature: scale(value, factor) -> int\n"
+
+
+def test_a_signature_hint_is_spliced_in_front_of_the_line_and_removed_when_the_call_closes(
+    inner, settled
+):
+    script = Script({SIG + "(total, 2)\n": 1.0})
+    run = steered(inner, script, SIG, SIGNATURE, settled)
+    assert run.text == "(total, 2)\n" == unsteered(inner, script, SIG).text  # resumed as before
+    at, hint, line = line_start(SIG), tokenize(SIG_HINT), tokenize("    return scale(")
+    prompt = run.prompt_ids
+    # Placed at the step after "(": everything before the line start unchanged.
+    placed = run.spy.snapshots[1]
+    assert placed == [*prompt[:at], *hint, *line]
+    # Only the hint and the current line were prefilled again, on the cache cropped there.
+    splice = run.mirror.calls.index(Call(at, [[*hint, *line]]))
+    # The call closed at ")": the next step spliced the hint out, prefilling the line again.
+    closed = len("(total, 2)")
+    assert run.spy.snapshots[closed - 1] == placed + tokenize("total, 2")
+    assert run.spy.snapshots[closed] == [*prompt, *tokenize("(total, 2)")]
+    removal = run.mirror.calls.index(Call(at, [tokenize("    return scale(total, 2)")]))
+    assert splice < removal
+    assert [i["reason"] for i in run.trace["interrupts"]] == [
+        "signature hint",
+        "signature hint removed",
+    ]
+    assert run.trace["interrupts"][0]["reprefilled"] == len(line)
+    assert run.trace["hints"] == [
+        {"kind": "signature", "text": SIG_HINT.strip(), "replaced": False}
+    ]
+    # Every pass but the prompt's, the splice's and the removal's fed one token.
+    longer = [c for c in run.mirror.calls[1:] if len(c.rows[0]) > 1]
+    assert longer == [run.mirror.calls[splice], run.mirror.calls[removal]]
+    # The real KV cache after both splices is the one a fresh prefill gives.
+    assert run.mirror.raw is not None
+    assert torch.allclose(run.mirror.raw, fresh_logits(inner, run.engine.cached), atol=1e-4)
+
+
+def test_the_model_reads_the_hint_it_resumes_with(inner, settled):
+    """The re-prefilled cache holds the hint: a model that reads it writes both arguments."""
+    short, both = SIG + "(total)\n", SIG + "(total, 2)\n"
+    script = Script({short: 0.99, both: 0.01}, hinted={both: 1.0})
+    assert unsteered(inner, script, SIG).text == "(total)\n"
+    run = steered(inner, script, SIG, SIGNATURE, settled)
+    assert run.text == "(total, 2)\n"
+    assert "#" not in run.text and "signature" not in run.text
+
+
+def test_comments_are_suppressed_while_a_hint_is_shown(inner, settled):
+    """A model that would copy the hint's comment style never writes ``#``."""
+    script = Script({SIG + "(total, 2)\n": 1.0}, echo=0.6)
+    run = steered(inner, script, SIG, SIGNATURE, settled)
+    assert run.text == "(total, 2)\n"
+    changed = run.trace["changed"]
+    assert changed and all(c["by"] == "hint" and c["before"] == "#" for c in changed)
+    # The last: the hint was taken out after ")" (raw logits still saw it) before "\n".
+    assert [c["after"] for c in changed] == list("otal, 2)\n")
+    assert changed[0]["p_before"] == pytest.approx(0.6, abs=1e-4)
+    assert changed[0]["p_after"] == pytest.approx(0.4, abs=1e-4)
+
+
+NESTED = "def g(total):\n    return outer"
+NESTED_ANALYSIS = ScriptedAnalysis(
+    signatures={"outer(": Signature("outer(a, b)"), "inner(": Signature("inner(x)")}
+)
+
+
+def test_a_new_signature_hint_replaces_the_old_one(inner, settled):
+    script = Script({NESTED + "(inner(1), 2)\n": 1.0})
+    run = steered(inner, script, NESTED, NESTED_ANALYSIS, settled)
+    assert run.text == "(inner(1), 2)\n"
+    at = line_start(NESTED)
+    prompt = run.prompt_ids
+    outer, inner_hint = (
+        tokenize("    # signature: outer(a, b)\n"),
+        tokenize("    # signature: inner(x)\n"),
+    )
+    assert run.spy.snapshots[1] == [*prompt[:at], *outer, *tokenize("    return outer(")]
+    replaced = len("(inner(")
+    assert run.spy.snapshots[replaced] == [
+        *prompt[:at],
+        *inner_hint,
+        *tokenize("    return outer(inner("),
+    ]
+    assert [h["replaced"] for h in run.trace["hints"]] == [False, True]
+    # inner's ")" closed the call its hint belongs to: gone at the next step.
+    assert run.spy.snapshots[len("(inner(1)")] == [*prompt, *tokenize("(inner(1)")]
+
+
+def test_the_interrupt_cap_skips_further_hints(inner, settled):
+    script = Script({NESTED + "(inner(1), 2)\n": 1.0})
+    options = SteeringOptions(max_interrupts=1)
+    run = steered(inner, script, NESTED, NESTED_ANALYSIS, settled, options)
+    assert run.text == "(inner(1), 2)\n"
+    assert [h["text"] for h in run.trace["hints"]] == ["# signature: outer(a, b)"]
+    assert "signature hint skipped: interrupt cap reached" in run.trace["notes"]
+    # outer's hint stays until outer's own ")" closes.
+    assert run.spy.snapshots[len("(inner(1)")][line_start(NESTED)] == TOKENIZER.vocab[" "]
+    assert run.engine.cached == [*run.prompt_ids, *tokenize("(inner(1), 2)\n")]
+
+
+# --- time: query timeouts, the completion's budget, the query cap ------------------
+
+TWICE = HEAD + ".updaet().updaet()\n"  # two dots: two triggers
+TWICE_RIGHT = HEAD + ".update().updaet()\n"
+
+
+class TimesOut(ScriptedAnalysis):
+    """A server that gives up at once: the analysis raises its own timeout."""
+
+    def completions_at(self, text: str, offset: int, *, timeout: float = 0.15) -> Any:
+        self.calls.append(("completions_at", text, offset))
+        raise AnalysisTimeout(f"completions_at took over {timeout:.3f}s")
+
+
+class Crashes(ScriptedAnalysis):
+    """A broken analysis: one of its questions raises something unexpected."""
+
+    broken: str = "completions_at"
+
+    def completions_at(self, text: str, offset: int, *, timeout: float = 0.15) -> Any:
+        if self.broken == "completions_at":
+            raise RuntimeError("upstream crashed")
+        return super().completions_at(text, offset, timeout=timeout)
+
+    def definition_source(self, text: str, offset: int, *, timeout: float = 0.15) -> Any:
+        if self.broken == "definition_source":
+            raise RuntimeError("upstream crashed")
+        return super().definition_source(text, offset, timeout=timeout)
+
+
+ITEMS = [method("update"), method("items")]
+
+
+@pytest.mark.parametrize(
+    ("analysis", "error"),
+    [
+        # Still working when the answer is due: the loop waits query_timeout, then goes on.
+        (ScriptedAnalysis(completions={"obj.": ITEMS}, latency=0.5), None),
+        # The analysis gives up itself.
+        (TimesOut(completions={"obj.": ITEMS}), f"completions_at took over {QUERY_LIMIT:.3f}s"),
+    ],
+    ids=["slow", "raises"],
+)
+def test_a_query_timeout_falls_back_to_unsteered(inner, pool, analysis, error):
+    script = Script({TYPO: 0.999, RIGHT: 0.001})
+    run = steered(inner, script, HEAD, analysis, pool, SteeringOptions(query_timeout=0.05))
+    assert run.text == unsteered(inner, script, HEAD).text == ".updaet(1)\n"
+    (query,) = [q for q in run.trace["queries"] if q["query"] == "completions"]
+    assert query["outcome"] == "timeout" and query.get("error") == error
+    assert query["blocked_ms"] < 400  # not the slow answer's 500 ms
+    assert run.trace["walks"] == [] and run.trace["changed"] == []
+
+
+def test_the_time_budget_stops_waiting_and_then_stops_asking(inner, pool):
+    script = Script({TWICE: 0.999, TWICE_RIGHT: 0.001})
+    slow = ScriptedAnalysis(completions={"obj.": ITEMS, ").": ITEMS}, latency=0.5)
+    options = SteeringOptions(query_timeout=1.0, budget=0.03, hints=False)
+    run = steered(inner, script, HEAD, slow, pool, options)
+    assert run.text == unsteered(inner, script, HEAD).text == ".updaet().updaet()\n"
+    (query,) = run.trace["queries"]
+    assert query["outcome"] == "timeout"  # cut at the budget's 30 ms, not the query's 1 s
+    assert 30 <= run.trace["waited_ms"] < 300 and run.seconds < 0.5
+    assert len(run.trace["triggers"]) == 2
+    assert run.trace["notes"] == [f"completions at {len('.updaet().')}: time budget spent"]
+
+
+def test_the_query_cap_leaves_later_triggers_unasked(inner, pool):
+    script = Script({TWICE: 0.999, TWICE_RIGHT: 0.001})
+    analysis = ScriptedAnalysis(completions={"obj.": ITEMS, ").": ITEMS})
+    options = SteeringOptions(max_queries=1, hints=False)
+    run = steered(inner, script, HEAD, analysis, pool, options)
+    assert run.text == ".update().updaet()\n"  # the first name steered, the second not
+    assert [call[0] for call in analysis.calls] == ["completions_at"]  # no definition either
+    asked = [t["offset"] for t in run.trace["triggers"] if t["query"] == "completions"]
+    assert asked == [1, len(".update().")]
+    assert f"completions at {len('.update().')}: query cap reached" in run.trace["notes"]
+
+
+@pytest.mark.parametrize(
+    ("broken", "wrote"),
+    [("completions_at", ".updaet(1)\n"), ("definition_source", ".update(1)\n")],
+)
+def test_an_analysis_that_raises_leaves_the_completion_to_finish(inner, pool, broken, wrote):
+    """A crash in the completion query leaves that name unsteered; one in the
+    deprecation lookup only loses the deprecation."""
+    script = Script({TYPO: 0.999, RIGHT: 0.001})
+    analysis = Crashes(completions={"obj.": ITEMS}, definitions={})
+    analysis.broken = broken
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.generation.stop == "eos" and run.text == wrote
+    failed = [q for q in run.trace["queries"] if q["outcome"] == "error"]
+    assert failed and all(q["error"] == "RuntimeError: upstream crashed" for q in failed)
+
+
+def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
+    script = Script({TYPO: 0.999, RIGHT: 0.001})
+    run = steered(inner, script, HEAD, completions(*ITEMS), pool)
+    assert run.trace["triggers"] == [
+        {"kind": "completions_after_dot", "offset": 1, "query": "completions"},
+        {"kind": "call_argument", "offset": len(".update("), "query": "signature"},
+    ]
+    completion = run.trace["queries"][0]
+    assert completion["query"] == "completions" and completion["offset"] == 1
+    assert completion["outcome"] == "ok" and completion["results"] == 2
+    assert completion["latency_ms"] >= completion["blocked_ms"] >= 0
+    # The two likeliest names were resolved (the script has no definitions: no result).
+    assert [q["query"] for q in run.trace["queries"][1:3]] == ["definition", "definition"]
+    assert all("results" not in q for q in run.trace["queries"][1:3])
+    assert [r["name"] for r in run.trace["rankings"][0]["top"]] == ["update", "items"]
+    assert run.trace["waited_ms"] >= 0 and run.trace["hints"] == []
+
+
+# --- the cursor itself as a trigger, and known bugs --------------------------------
+
+
+def test_a_name_after_a_dot_at_the_end_of_the_prompt_is_steered_from_its_first_token(inner, pool):
+    """The editor's commonest case: the cursor right after ``obj.``."""
+    prompt = HEAD + "."
+    script = Script({prompt + "xs(1)\n": 0.9, prompt + "update(1)\n": 0.1})
+    assert unsteered(inner, script, prompt).text == "xs(1)\n"
+    run = steered(inner, script, prompt, completions(*ITEMS), pool)
+    assert run.text == "update(1)\n"
+    assert run.trace["triggers"][0] == {
+        "kind": "completions_after_dot",
+        "offset": 0,
+        "query": "completions",
+    }
+
+
+def test_a_name_the_user_began_is_steered_from_the_models_first_token(inner, pool):
+    """``obj.up|``: the items the server offers there, walked from what is still to write."""
+    prompt = HEAD + ".up"
+    script = Script({prompt + "dtae(1)\n": 0.999, prompt + "date(1)\n": 0.001})
+    analysis = completions(method("update"), method("upgrade"), method("items"), at="obj.up")
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == "date(1)\n"
+    assert run.trace["walks"][0]["typed"] == "up" and run.trace["walks"][0]["wrote"] == "update"
+
+
+def test_a_dot_right_after_a_walked_name_triggers_the_next_walk(inner, pool):
+    """``obj.config.name``: the second dot is written while the first walk is still on."""
+    script = Script({HEAD + ".config.mame\n": 0.6, HEAD + ".config.name\n": 0.4})
+    analysis = ScriptedAnalysis(
+        completions={"obj.": [prop("config")], "config.": [prop("name"), prop("size")]}
+    )
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.text == ".config.name\n"
+
+
+def test_a_signature_answer_that_arrives_after_its_call_closed_places_no_hint(inner):
+    """The answer is held back until the model has written ``)``: the hint would only
+    be spliced in, onto whatever line is current, and out again, spending an interrupt."""
+    script = Script({SIG + "(total, 2)\n    w = 1\n": 1.0})
+    pool = Deferred()
+    run = steered(
+        inner,
+        script,
+        SIG,
+        SIGNATURE,
+        pool,
+        seen=lambda text: pool.release() if text.endswith(")") else None,
+    )
+    assert run.text == "(total, 2)\n    w = 1\n"
+    assert run.trace["hints"] == [] and run.trace["interrupts"] == []
