@@ -175,6 +175,8 @@ class Steerer:
         self.analysis = analysis
         self.facts = facts
         self.options = options
+        if not before.endswith(window):  # an inconsistent snapshot: the window is all we know
+            before = window
         self.before, self.after = before, after  # the whole document around the cursor
         self.window = window  # the prompt's code up to the cursor (what the monitor read)
         self.trace = Trace()
@@ -263,8 +265,9 @@ class Steerer:
 
     def _speculative(self, window_offset: int, insert: str = "") -> tuple[str, int]:
         """The document with the generated text up to the offset (and ``insert``) in place."""
-        written = self._text[: self._generated(window_offset)] + insert
-        return self.before + written + self.after, len(self.before) + len(written)
+        head = self.before[: len(self.before) - len(self.window)]
+        written = (self.window + self._text)[:window_offset] + insert
+        return head + written + self.after, len(head) + len(written)
 
     # ---- stage 2: steer (before a token is chosen) ----------------------------------
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
+import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
 
 from steerlsp.models.analysis import (
     DEFAULT_TIMEOUT,
@@ -133,12 +136,18 @@ CLIENT_CAPABILITIES = types.ClientCapabilities(
 # order. The ranker reads their first doc lines; private and dunder names are
 # demoted anyway, and ``object``'s 23 dunders are most of a small class's list.
 RESOLVE_AT_MOST = 40
+# Resolved documentation strings kept (see ``AnalysisInstance._documentation``).
+MAX_DOCUMENTATION = 4096
 # Private documents kept open; the least recently asked about is closed past it.
 MAX_DOCUMENTS = 8
 # Answers kept, over all documents and versions.
 MAX_CACHED = 512
 # A request's own limit on the loop; the caller's budget is usually far shorter.
 REQUEST_TIMEOUT = 30.0
+# The throwaway question that warms the instance: Jedi's first completion loads
+# its stdlib stubs (about a second), which no real question should pay for.
+WARM_NAME = ".steerlsp-warm.py"
+WARM_TEXT = "import os\nos."
 
 
 @dataclass
@@ -172,9 +181,13 @@ class AnalysisInstance:
         self._environment = python_environment
         self.connection: UpstreamConnection[object] | None = None
         self._starting: asyncio.Task[UpstreamConnection[object]] | None = None
+        self._warming: concurrent.futures.Future[None] | None = None
         self._docs: OrderedDict[str, _Private] = OrderedDict()
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._cache_lock = threading.Lock()
+        # Resolved documentation by (label, detail): Jedi's detail names the defining
+        # class or module, so a member's documentation is resolved once per session.
+        self._documentation: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self.queries = 0  # answered by the server (cache hits excluded)
         self.cache_hits = 0
         self.timeouts = 0
@@ -222,7 +235,39 @@ class AnalysisInstance:
                 self._cache.popitem(last=False)
         return answer
 
+    def warm(self) -> None:
+        """Start pylsp now and have it answer one throwaway completion, so that the first
+        real question does not wait for the start (about 2.4 s) and go unanswered.
+
+        Callable from any thread, at most once; failures are logged at debug, never
+        raised (a real question reports them)."""
+        if self._warming is None:
+            self._warming = asyncio.run_coroutine_threadsafe(self._warm(), self.loop)
+
     # ---- on the event loop -----------------------------------------------
+
+    async def _warm(self) -> None:
+        started = time.perf_counter()
+        try:
+            connection = await asyncio.shield(self._ensure_started())
+            if not connection.ready:
+                log.debug("analysis instance not warmed: %s", connection.unavailable)
+                return
+            uri = self._warm_uri()
+            await self.query(types.TEXT_DOCUMENT_COMPLETION, uri, WARM_TEXT, len(WARM_TEXT))
+            self._close(connection, uri)
+        except Exception as exc:
+            log.debug("warming the analysis instance failed: %s", exc)
+            return
+        log.debug("analysis instance warm in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    def _warm_uri(self) -> str:
+        """A file in the workspace root (Jedi then sees the project), never written."""
+        root = self._root_uri()
+        folder = to_fs_path(root) if root else None
+        if not folder or not os.path.isdir(folder):
+            folder = tempfile.gettempdir()
+        return from_fs_path(os.path.join(folder, WARM_NAME)) or f"file:///{WARM_NAME}"
 
     async def query(self, method: str, uri: str, text: str, offset: int) -> Any:
         """Sync ``uri``'s private document to ``text`` and send ``method`` at ``offset``.
@@ -255,16 +300,26 @@ class AnalysisInstance:
             and "documentation" not in item
             and not str(item.get("label", "_")).startswith("_")
         ][:RESOLVE_AT_MOST]
+        unknown = []
+        for index in chosen:
+            known = self._documentation.get(_doc_key(found[index]))
+            if known is None:
+                unknown.append(index)
+            else:
+                found[index] = {**found[index], "documentation": known}
         resolved = await asyncio.gather(
             *(
                 connection.request(types.COMPLETION_ITEM_RESOLVE, found[index], REQUEST_TIMEOUT)
-                for index in chosen
+                for index in unknown
             ),
             return_exceptions=True,
         )
-        for index, item in zip(chosen, resolved, strict=True):
+        for index, item in zip(unknown, resolved, strict=True):
             if isinstance(item, dict):
                 found[index] = item
+                self._documentation[_doc_key(item)] = item.get("documentation") or ""
+                while len(self._documentation) > MAX_DOCUMENTATION:
+                    self._documentation.popitem(last=False)
         return found
 
     def _ensure_started(self) -> asyncio.Task[UpstreamConnection[object]]:
@@ -313,12 +368,7 @@ class AnalysisInstance:
             doc = self._docs[uri] = _Private(text)
             connection.send(self._open(uri, doc), replayable=True)
             while len(self._docs) > MAX_DOCUMENTS:
-                old, _ = self._docs.popitem(last=False)
-                close = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=old))
-                connection.send(
-                    rpc.notification(types.TEXT_DOCUMENT_DID_CLOSE, items.unstructure(close)),
-                    replayable=True,
-                )
+                self._close(connection, next(iter(self._docs)))
             return
         self._docs.move_to_end(uri)
         change = items.ranged_change(doc.text, text)
@@ -332,6 +382,16 @@ class AnalysisInstance:
         )
         connection.send(
             rpc.notification(types.TEXT_DOCUMENT_DID_CHANGE, items.unstructure(params)),
+            replayable=True,
+        )
+
+    def _close(self, connection: UpstreamConnection[object], uri: str) -> None:
+        """Close a private document (the least recently asked, or the warm-up's)."""
+        if self._docs.pop(uri, None) is None:
+            return
+        close = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+        connection.send(
+            rpc.notification(types.TEXT_DOCUMENT_DID_CLOSE, items.unstructure(close)),
             replayable=True,
         )
 
@@ -349,6 +409,8 @@ class AnalysisInstance:
 
     async def stop(self) -> None:
         """Stop the process, if it was ever started."""
+        if self._warming is not None:
+            self._warming.cancel()
         if self._starting is not None and not self._starting.done():
             self._starting.cancel()
         if self.connection is not None:
@@ -424,6 +486,10 @@ class DocumentAnalysis:
 
         key = (method, self.uri, self.version, text[:offset])
         return instance.ask(key, question, timeout)
+
+
+def _doc_key(item: dict[str, Any]) -> tuple[str, str]:
+    return str(item.get("label", "")), str(item.get("detail", ""))
 
 
 def rss_mb(pid: int | None) -> float | None:

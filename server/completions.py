@@ -16,6 +16,8 @@ import logging
 import os
 import re
 import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -27,18 +29,30 @@ from pygls.uris import to_fs_path
 from steerlsp.models.requests import (
     CompletionOptions,
     CompletionRequest,
+    Document,
     ModelOutOfMemory,
     Sampling,
 )
-from steerlsp.models.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
+from steerlsp.models.worker import (
+    CancelToken,
+    Job,
+    JobCancelled,
+    JobFailed,
+    ModelWorker,
+    WorkerDied,
+)
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.server import pygls_adapter
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
-from steerlsp.server.workspace import SteerDocument, open_document
+from steerlsp.server.positions import to_code_points
+from steerlsp.server.text import bare
+from steerlsp.server.workspace import SteerDocument, client_encoding, open_document
 
 if TYPE_CHECKING:
+    from steerlsp.models.analysis import Analysis
     from steerlsp.models.completer import Completer
+    from steerlsp.server.analysis import AnalysisInstance
     from steerlsp.server.lsp import SteerServer
 
 log = logging.getLogger(__name__)
@@ -54,6 +68,8 @@ FIRST = "!"
 # C0 and C1 controls and DEL, but tab and the line ends: the model can emit
 # them, and some editors' JSON parsers reject the reply that carries them.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Documents whose last completion ``steerlsp/explain`` can still describe.
+EXPLAINED_DOCUMENTS = 64
 
 
 class ModelState(enum.Enum):
@@ -78,6 +94,27 @@ class _Suggestion:
     text: str
 
 
+@dataclass(frozen=True)
+class Explained:
+    """The last completion of one document, for ``steerlsp/explain``."""
+
+    uri: str
+    version: int | None
+    completion: str
+    steered: bool
+    trace: dict[str, Any] | None  # what steered it (models/steer.py's Trace); None: unsteered
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON result of ``steerlsp/explain``."""
+        return {
+            "uri": self.uri,
+            "version": self.version,
+            "completion": self.completion,
+            "steered": self.steered,
+            "trace": self.trace,
+        }
+
+
 @dataclass
 class _Pending:
     serial: int
@@ -95,10 +132,12 @@ class Completions:
         self.completer: Completer | None = None
         self.accepted = 0
         self.served = 0
+        self.steering_failures = 0  # steered jobs that failed and were decoded unsteered
         self._worker = ModelWorker()
         self._pending: dict[str, _Pending] = {}
         self._serial = 0
         self._last: dict[str, _Suggestion] = {}
+        self._explained: OrderedDict[str, Explained] = OrderedDict()
         self._loaded_for: tuple[Any, ...] | None = None
         self._merging = False  # pylsp's completion results get the AI item
 
@@ -151,11 +190,21 @@ class Completions:
         self.state = ModelState.READY
         progress.end("ready")
         log.info("model ready: %s", self.settings.model.name)
+        self._warm_analysis()
 
     def configure(self) -> None:
         """Settings changed; reloads the model only if a model setting changed."""
         self._last.clear()
         self.start_loading()
+        if self.state is ModelState.READY:
+            self._warm_analysis()  # steering may have just been turned on
+
+    def _warm_analysis(self) -> None:
+        """Start the private pylsp now, so that the first steered completion does not
+        wait for it (about 2.4 s) and go unsteered."""
+        analysis = self._analysis()
+        if analysis is not None:
+            analysis.warm()
 
     def status(self) -> dict[str, Any]:
         """``steerlsp/status``: never "ready" while no thread can serve a job."""
@@ -169,10 +218,22 @@ class Completions:
             "error": error,
             "served": self.served,
             "accepted": self.accepted,
+            "steering_failures": self.steering_failures,
             "worker": worker,
         }
 
+    def explain(self, uri: str) -> dict[str, Any]:
+        """``steerlsp/explain``: the last completion of ``uri`` and what steered it."""
+        explained = self._explained.get(uri)
+        if explained is None:
+            return {"uri": uri, "completion": None, "steered": False, "trace": None}
+        return explained.as_dict()
+
     # ---- requests ------------------------------------------------------
+
+    def document_closed(self, uri: str) -> None:
+        """``didClose``: its explanation is no longer asked for."""
+        self._explained.pop(uri, None)
 
     def document_changed(self, uri: str) -> None:
         """``didChange``: the running generation for ``uri`` is stale; stop it."""
@@ -204,7 +265,10 @@ class Completions:
         if cached is not None:
             return self._reply(uri, cached, replace_start, position, selected)
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
-        text = await self._generate(uri, self._version(uri), prefix, suffix, debounce=automatic)
+        document = self._snapshot(uri, replace_start, position, selected.text if selected else "")
+        text = await self._generate(
+            uri, self._version(uri), prefix, suffix, debounce=automatic, document=document
+        )
         return self._reply(uri, text, replace_start, position, selected)
 
     async def fallback_item(self, params: dict[str, Any]) -> types.CompletionItem | None:
@@ -220,8 +284,11 @@ class Completions:
         if text is None:
             # Keep generating past the wait: the editor asks again as the user
             # types, and typed-ahead then answers from the finished suggestion.
+            document = self._snapshot(uri, position, position)
             task = asyncio.ensure_future(
-                self._generate(uri, self._version(uri), prefix, suffix, debounce=False)
+                self._generate(
+                    uri, self._version(uri), prefix, suffix, debounce=False, document=document
+                )
             )
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
             try:
@@ -294,6 +361,22 @@ class Completions:
             after=c.suffix_tokens * MAX_CHARS_PER_TOKEN,
         )
 
+    def _snapshot(
+        self, uri: str, start: types.Position, end: types.Position, insert: str = ""
+    ) -> Document | None:
+        """The document for steering, ``insert`` replacing ``start``..``end`` (the cursor);
+        None when steering is off (the copy is not needed) or it cannot be built."""
+        doc = self._document(uri)
+        if doc is None or not self.settings.steering.enabled or self._analysis() is None:
+            return None
+        return document_with(doc.lines, start, end, insert, client_encoding(self.ls.workspace))
+
+    def _analysis(self) -> AnalysisInstance | None:
+        """The private pylsp steering asks, when steering is on and there is one."""
+        if not self.settings.steering.enabled:
+            return None
+        return getattr(self.ls, "analysis", None)  # absent on servers built without one
+
     def _require_ready(self) -> None:
         if self._worker.gave_up is not None:
             raise RequestFailed(f"steerlsp: no model worker: {self._worker.gave_up}")
@@ -317,7 +400,14 @@ class Completions:
         return None
 
     async def _generate(
-        self, uri: str, version: int | None, prefix: str, suffix: str, *, debounce: bool
+        self,
+        uri: str,
+        version: int | None,
+        prefix: str,
+        suffix: str,
+        *,
+        debounce: bool,
+        document: Document | None = None,
     ) -> str:
         previous = self._pending.get(uri)
         if previous is not None and previous.job is not None:
@@ -331,16 +421,10 @@ class Completions:
                     raise JsonRpcRequestCancelled("superseded by a newer request")
             completer = self.completer
             assert completer is not None
-            request = CompletionRequest(prefix, suffix, _relative(uri, self.ls))
-            options = self._options()
-            pending.job = self._worker.submit(
-                lambda token: completer.complete(request, options, token)
-            )
-            try:
-                completion = await asyncio.wrap_future(pending.job.future)
-            except asyncio.CancelledError:
-                pending.job.cancel()  # $/cancelRequest: stop within one decode step
-                raise
+            request = CompletionRequest(prefix, suffix, _relative(uri, self.ls), document)
+            instance = self._analysis()
+            analysis = instance.document(uri, version) if instance and version is not None else None
+            completion = await self._run(uri, pending, completer, request, analysis)
         except JobCancelled as exc:
             raise JsonRpcRequestCancelled("cancelled by a newer request or an edit") from exc
         except ModelOutOfMemory as exc:
@@ -355,7 +439,64 @@ class Completions:
         self.served += 1
         text = printable(completion.text)
         self._last[uri] = _Suggestion(uri, prefix, suffix, text)
+        self._remember(uri, version, text, getattr(completion, "trace", None))
         return text
+
+    async def _run(
+        self,
+        uri: str,
+        pending: _Pending,
+        completer: Completer,
+        request: CompletionRequest,
+        analysis: Analysis | None,
+    ) -> Any:
+        """The completion job on the model worker. A steered job that fails for any other
+        reason than cancellation or the model itself is run again unsteered: a broken
+        steering step must not cost the user the suggestion."""
+        options = self._options()
+        if analysis is not None:
+            try:
+                return await self._submit(
+                    pending, lambda token: completer.complete(request, options, token, analysis)
+                )
+            except (JobCancelled, ModelOutOfMemory, WorkerDied, JobFailed):
+                raise
+            except Exception as exc:
+                self._steering_failed(exc)
+            if self._pending.get(uri) is not pending or self._version(uri) != pending.version:
+                raise JobCancelled()
+        return await self._submit(
+            pending, lambda token: completer.complete(request, options, token)
+        )
+
+    async def _submit(self, pending: _Pending, job: Callable[[CancelToken], Any]) -> Any:
+        pending.job = self._worker.submit(job)
+        try:
+            return await asyncio.wrap_future(pending.job.future)
+        except asyncio.CancelledError:
+            pending.job.cancel()  # $/cancelRequest: stop within one decode step
+            raise
+
+    def _steering_failed(self, exc: Exception) -> None:
+        """Logged every time (with the traceback the first time); shown to the user once."""
+        self.steering_failures += 1
+        first = self.steering_failures == 1
+        log.error("steering failed; decoding again unsteered: %r", exc, exc_info=first)
+        if first:
+            self.ls.proxy.show_message(
+                types.MessageType.Warning,
+                f"steerlsp: steering failed ({type(exc).__name__}: {exc}); "
+                "completions are decoded without it when it fails. See the log.",
+            )
+
+    def _remember(
+        self, uri: str, version: int | None, text: str, trace: dict[str, Any] | None
+    ) -> None:
+        """Keep the last completion per document for ``steerlsp/explain`` (bounded)."""
+        self._explained[uri] = Explained(uri, version, text, trace is not None, trace)
+        self._explained.move_to_end(uri)
+        while len(self._explained) > EXPLAINED_DOCUMENTS:
+            self._explained.popitem(last=False)
 
     def _version(self, uri: str) -> int | None:
         doc = self._document(uri)
@@ -369,6 +510,7 @@ class Completions:
             prefix_tokens=c.prefix_tokens,
             suffix_tokens=c.suffix_tokens,
             sampling=Sampling(temperature=c.temperature, top_p=c.top_p),
+            steering=self.settings.steering.options(),
         )
 
     def _reply(
@@ -416,6 +558,37 @@ def merged_completions(
     merged["items"] = [item, *items] if item is not None else items
     merged["isIncomplete"] = still_working or bool(merged.get("isIncomplete"))
     return merged
+
+
+def document_with(
+    lines: Sequence[str],
+    start: types.Position,
+    end: types.Position,
+    insert: str,
+    encoding: str,
+) -> Document | None:
+    """A snapshot of ``lines`` with ``insert`` replacing ``start``..``end``, the cursor
+    right after it (code points). Positions are in ``encoding`` units.
+
+    Cheap on the event loop: a tuple of the same line strings, one line rebuilt.
+    None for what it does not model: a range over several lines, a multi-line
+    insert, or a position outside the document.
+    """
+    if start.line != end.line or not 0 <= start.line < len(lines):
+        return None
+    if "\n" in insert or "\r" in insert:
+        return None
+    current = lines[start.line]
+    text = bare(current)
+    first = to_code_points(text, start.character, encoding)
+    last = to_code_points(text, end.character, encoding)
+    if not first <= last <= len(text):
+        return None
+    if first == last and not insert:
+        return Document(tuple(lines), start.line, first)
+    replaced = current[:first] + insert + current[last:]
+    edited = (*lines[: start.line], replaced, *lines[start.line + 1 :])
+    return Document(edited, start.line, first + len(insert))
 
 
 def _request_position(params: Any) -> tuple[str | None, types.Position | None]:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from steerlsp.models.requests import SteeringOptions
 from steerlsp.prompts.fim import load_templates
 
 DEVICES = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -56,11 +57,73 @@ class PythonSettings:
     trust_workspace: bool = False  # allow using (so executing) a .venv found in the workspace
 
 
+# The decode loop's own defaults (models/requests.py), so that the two never drift.
+_STEER = SteeringOptions()
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+@dataclass(frozen=True)
+class SteeringSettings:
+    """How the language server steers the model (``SteeringOptions``; times in ms here)."""
+
+    enabled: bool = True
+    walk: bool = _STEER.walk
+    rank: bool = _STEER.rank
+    mode: str = field(default=_STEER.mode, metadata={"choices": ("auto", "boost", "mask")})
+    follow: int = field(default=_STEER.follow, metadata={"min": 1, "max": 10})
+    delta: float = field(default=_STEER.delta, metadata={"min": 0.1, "max": 50.0})
+    escape_margin: float = field(default=_STEER.escape_margin, metadata={"min": 0.0, "max": 50.0})
+    deprecation: bool = _STEER.deprecation
+    hints: bool = _STEER.hints
+    follow_kind: bool = _STEER.follow_kind
+    query_timeout_ms: int = field(
+        default=_ms(_STEER.query_timeout), metadata={"min": 10, "max": 5000}
+    )
+    max_queries: int = field(default=_STEER.max_queries, metadata={"min": 0, "max": 64})
+    max_interrupts: int = field(default=_STEER.max_interrupts, metadata={"min": 0, "max": 16})
+    budget_ms: int = field(default=_ms(_STEER.budget), metadata={"min": 0, "max": 10000})
+    rank_logprob: float = field(default=_STEER.rank_logprob, metadata={"min": 0.0, "max": 20.0})
+    rank_relevance: float = field(default=_STEER.rank_relevance, metadata={"min": 0.0, "max": 50.0})
+    rank_deprecated: float = field(
+        default=_STEER.rank_deprecated, metadata={"min": -100.0, "max": 0.0}
+    )
+    rank_private: float = field(default=_STEER.rank_private, metadata={"min": -100.0, "max": 0.0})
+    rank_dunder: float = field(default=_STEER.rank_dunder, metadata={"min": -100.0, "max": 0.0})
+
+    def options(self) -> SteeringOptions:
+        """The decode loop's options: milliseconds become seconds."""
+        return SteeringOptions(
+            enabled=self.enabled,
+            walk=self.walk,
+            rank=self.rank,
+            mode=self.mode,
+            follow=self.follow,
+            delta=self.delta,
+            escape_margin=self.escape_margin,
+            deprecation=self.deprecation,
+            hints=self.hints,
+            follow_kind=self.follow_kind,
+            query_timeout=self.query_timeout_ms / 1000,
+            max_queries=self.max_queries,
+            max_interrupts=self.max_interrupts,
+            budget=self.budget_ms / 1000,
+            rank_logprob=self.rank_logprob,
+            rank_relevance=self.rank_relevance,
+            rank_deprecated=self.rank_deprecated,
+            rank_private=self.rank_private,
+            rank_dunder=self.rank_dunder,
+        )
+
+
 @dataclass(frozen=True)
 class Settings:
     model: ModelSettings = ModelSettings()
     completion: CompletionSettings = CompletionSettings()
     python: PythonSettings = PythonSettings()
+    steering: SteeringSettings = SteeringSettings()
 
 
 def camel(name: str) -> str:

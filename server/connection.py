@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 Tag = TypeVar("Tag")
 Tag_contra = TypeVar("Tag_contra", contravariant=True)
 
+# Our given-up request ids remembered, so that their late answers are logged quietly.
+MAX_ABANDONED = 256
 # How a user gets a given-up upstream back: a new steerlsp, from the editor.
 RESTART_HINT = (
     "restart the language server from the editor (:LspRestart in Neovim, "
@@ -140,6 +143,9 @@ class UpstreamConnection(Generic[Tag]):
         self._settings = settings
         self._ids = itertools.count(1)
         self._pending: dict[int, _Forwarded[Tag] | _Internal] = {}
+        # Ids of our own requests given up on (timed out or cancelled): their late
+        # answers are expected, not a protocol fault.
+        self._abandoned: OrderedDict[int, None] = OrderedDict()
         self._held: list[dict[str, Any]] = []
         self._to_client: dict[str, tuple[UpstreamProcess, rpc.MsgId]] = {}
         self._upstream_to_client: dict[rpc.MsgId, str] = {}
@@ -220,13 +226,20 @@ class UpstreamConnection(Generic[Tag]):
             return await asyncio.wait_for(future, timeout)
         except TimeoutError as exc:
             self._pending.pop(up_id, None)
+            self._abandon(up_id)
             raise UpstreamError(f"{method} timed out after {timeout:.0f}s") from exc
         except asyncio.CancelledError:
             # The asker gave up (an analysis question past its budget): the upstream
             # may drop the work instead of making the next question wait behind it.
             if self._pending.pop(up_id, None) is not None:
+                self._abandon(up_id)
                 self.cancel(up_id)
             raise
+
+    def _abandon(self, up_id: int) -> None:
+        self._abandoned[up_id] = None
+        while len(self._abandoned) > MAX_ABANDONED:
+            self._abandoned.popitem(last=False)
 
     def forward(self, message: dict[str, Any], tag: Tag) -> int:
         """Send (or hold until ready) a request for someone else under a fresh id.
@@ -291,7 +304,11 @@ class UpstreamConnection(Generic[Tag]):
         up_id = response.id
         entry = self._pending.pop(up_id, None) if isinstance(up_id, int) else None
         if entry is None:
-            log.warning("upstream answered an unknown id %r", up_id)
+            if up_id in self._abandoned:
+                del self._abandoned[up_id]
+                log.debug("upstream answered %r, a request given up on", up_id)
+            else:
+                log.warning("upstream answered an unknown id %r", up_id)
             return
         raw = response.raw
         if isinstance(entry, _Internal):

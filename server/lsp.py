@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from steerlsp import __version__
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATUS = "steerlsp/status"
+EXPLAIN = "steerlsp/explain"
 BENCH_BUSY = "steerlsp/benchBusy"
 
 
@@ -97,6 +99,24 @@ def status(ls: SteerServer, params: Any) -> dict[str, Any]:
     }
 
 
+@server.feature(EXPLAIN)
+def explain(ls: SteerServer, params: Any) -> dict[str, Any]:
+    """The last completion of a document and what steered it: ``{"textDocument": {"uri"}}``."""
+    uri = explained_uri(params)
+    if uri is None:
+        raise JsonRpcInvalidParams(f'{EXPLAIN} expects {{"textDocument": {{"uri": string}}}}')
+    result = ls.completions.explain(uri)
+    log.debug("explain %s: %s", uri, result)
+    return result
+
+
+def explained_uri(params: Any) -> str | None:
+    """``params.textDocument.uri`` of untyped params, or None when it is missing or no string."""
+    document = param(params, "textDocument", None)
+    uri = param(document, "uri", None) if document is not None else None
+    return uri if isinstance(uri, str) and uri else None
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: SteerServer, params: types.InitializeParams) -> None:
     """Read steerlsp's settings from initializationOptions, over the CLI's."""
@@ -131,6 +151,12 @@ def did_change_configuration(ls: SteerServer, params: types.DidChangeConfigurati
 def did_change(ls: SteerServer, params: types.DidChangeTextDocumentParams) -> None:
     """A running generation for this document is now stale."""
     ls.completions.document_changed(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: SteerServer, params: types.DidCloseTextDocumentParams) -> None:
+    """Forget the document's last completion."""
+    ls.completions.document_closed(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from steerlsp.models.requests import SteeringOptions
 from steerlsp.prompts.fim import load_templates
 from steerlsp.server.config import (
     CompletionSettings,
     ModelSettings,
     Settings,
+    SteeringSettings,
     camel,
     merge,
     section,
@@ -142,3 +144,75 @@ def test_fim_template_names_come_from_the_packaged_templates():
         + ", ".join(names)
         + "; keeping 'auto'"
     ]
+
+
+# ---- steering ---------------------------------------------------------------
+
+# The defaults are the decode loop's own (models/requests.py), in milliseconds.
+TIMEOUT_MS = round(SteeringOptions().query_timeout * 1000)
+BUDGET_MS = round(SteeringOptions().budget * 1000)
+
+
+def test_steering_defaults_are_the_decode_loops_own():
+    assert Settings().steering.options() == SteeringOptions()
+    defaults = SteeringOptions()
+    assert Settings().steering.query_timeout_ms == round(defaults.query_timeout * 1000)
+    assert Settings().steering.budget_ms == round(defaults.budget * 1000)
+
+
+def test_steering_settings_reach_the_decode_loop_in_seconds():
+    settings, problems = merge(
+        Settings(),
+        {
+            "steering": {
+                "mode": "mask",
+                "follow": 3,
+                "escapeMargin": 2,
+                "followKind": False,
+                "queryTimeoutMs": 400,
+                "maxQueries": 0,
+                "budgetMs": 2500,
+                "rankDunder": -1.5,
+            }
+        },
+    )
+    assert problems == []
+    options = settings.steering.options()
+    assert options == SteeringOptions(
+        mode="mask",
+        follow=3,
+        escape_margin=2.0,
+        follow_kind=False,
+        query_timeout=0.4,
+        max_queries=0,
+        budget=2.5,
+        rank_dunder=-1.5,
+    )
+    assert isinstance(options.escape_margin, float)  # an integer in JSON is still a float
+
+
+def test_steering_can_be_turned_off():
+    settings, problems = merge(Settings(), {"steering": {"enabled": False}})
+    assert problems == [] and settings.steering.options().enabled is False
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ({"mode": "always"}, "mode: 'always' is not one of auto, boost, mask; keeping 'auto'"),
+        ({"follow": 0}, "follow: 0 is outside 1..10; keeping 1"),
+        ({"delta": 0}, "delta: 0 is outside 0.1..50.0; keeping 7.0"),
+        ({"queryTimeoutMs": 5}, f"queryTimeoutMs: 5 is outside 10..5000; keeping {TIMEOUT_MS}"),
+        ({"queryTimeoutMs": 12.5}, f"whole number, got 12.5; keeping {TIMEOUT_MS}"),
+        ({"maxQueries": 65}, "maxQueries: 65 is outside 0..64; keeping 6"),
+        ({"maxInterrupts": -1}, "maxInterrupts: -1 is outside 0..16; keeping 2"),
+        ({"budgetMs": 10**6}, f"budgetMs: 1000000 is outside 0..10000; keeping {BUDGET_MS}"),
+        ({"rankDeprecated": 3}, "rankDeprecated: 3 is outside -100.0..0.0; keeping -10.0"),
+        ({"hints": "on"}, "hints: expected true or false, got 'on'; keeping true"),
+        ({"budget": 1}, "unknown setting steerlsp.steering.budget (ignored)"),
+    ],
+)
+def test_invalid_steering_values_keep_the_defaults(raw, fragment):
+    settings, problems = merge(Settings(), {"steering": raw})
+    assert settings.steering == SteeringSettings()
+    assert len(problems) == 1 and fragment in problems[0], problems

@@ -1,6 +1,7 @@
 """An upstream connection with no editor attached: the shape of the private analysis instance."""
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 
@@ -69,4 +70,21 @@ async def test_a_cancelled_request_is_cancelled_upstream_too():
     hang = next(entry for entry in received if entry.get("method") == "fake/hang")
     cancels = [entry for entry in received if entry.get("method") == "$/cancelRequest"]
     assert [entry["params"] for entry in cancels] == [{"id": hang["id"]}]
+    await conn.stop()
+
+
+async def test_a_late_answer_to_a_cancelled_request_is_no_warning(caplog):
+    conn: UpstreamConnection[object] = UpstreamConnection(UpstreamOptions(FAKE), Headless())
+    await conn.start()
+    await conn.initialize({"processId": None, "rootUri": None, "capabilities": {}})
+    caplog.set_level(logging.DEBUG, logger="steerlsp.server.connection")
+    asking = asyncio.ensure_future(conn.request("fake/hang", None, 30.0))
+    await asyncio.sleep(0.2)
+    asking.cancel()  # the fake answers the cancelled request with an error, late
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    await conn.request("fake/echo", None, 5.0)  # the late answer came before this one
+    late = [r for r in caplog.records if "given up on" in r.getMessage()]
+    assert [r.levelno for r in late] == [logging.DEBUG]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     await conn.stop()

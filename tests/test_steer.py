@@ -793,10 +793,11 @@ def test_a_name_after_a_dot_at_the_end_of_the_prompt_is_steered_from_its_first_t
 
 
 def test_a_name_the_user_began_is_steered_from_the_models_first_token(inner, pool):
-    """``obj.up|``: the items the server offers there, walked from what is still to write."""
+    """``obj.up|``: the server is asked at the dot (every member, cached per trigger), and the
+    items that continue ``up`` are walked from what is still to write."""
     prompt = HEAD + ".up"
     script = Script({prompt + "dtae(1)\n": 0.999, prompt + "date(1)\n": 0.001})
-    analysis = completions(method("update"), method("upgrade"), method("items"), at="obj.up")
+    analysis = completions(method("update"), method("upgrade"), method("items"), at="obj.")
     run = steered(inner, script, prompt, analysis, pool)
     assert run.text == "date(1)\n"
     assert run.trace["walks"][0]["typed"] == "up" and run.trace["walks"][0]["wrote"] == "update"

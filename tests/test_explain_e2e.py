@@ -1,0 +1,219 @@
+"""Steered completions and ``steerlsp/explain``, through the real server.
+
+The end-to-end tests drive the real ``steerlsp`` over stdio with the embedded
+model and real pylsp on a copy of tests/workspace/shop. At ``return cart``
+(Jedi knows ``cart`` is a ``shop.cart.Cart``) the model writes the dot, and
+the name after it must be steered along pylsp's completion items; explain
+must say so. Three real-model completions in all: each costs seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+from lsprotocol import types
+
+from steerlsp.server.completions import document_with
+from steerlsp.server.lsp import explained_uri
+from tests.test_inline_e2e import ready, start
+
+INVALID_PARAMS = -32602
+HEAD = (
+    '"""Receipts for a cart."""\n'
+    "\n"
+    "from shop.cart import Cart\n"
+    "\n"
+    "\n"
+    "def receipt(cart: Cart) -> str:\n"
+    '    """The cart\'s total, VAT included, for the receipt."""\n'
+)
+CHECKOUT = HEAD + "    return cart"
+AFTER_DOT = HEAD + "    total = cart.total()\n    return total."
+CART_MEMBERS = ("add", "items", "sale", "total")
+PRICE_MEMBERS = ("cents", "currency", "format", "with_vat")
+# Generous budgets: the machine running the tests may be busy, and a slow
+# answer would leave the completion unsteered (traced, but not what this tests).
+PATIENT = {"steering": {"queryTimeoutMs": 5000, "budgetMs": 10000}}
+
+
+def at(line: int, character: int) -> types.Position:
+    return types.Position(line=line, character=character)
+
+
+# ---- the document snapshot (pure) ------------------------------------------------
+
+
+def test_the_snapshot_keeps_the_lines_and_puts_the_cursor_in_code_points():
+    lines = ["x = '🛒'\n", "y = x.\r\n", "z"]
+    document = document_with(lines, at(1, 6), at(1, 6), "", "utf-16")
+    assert document is not None
+    assert document.lines == tuple(lines) and (document.line, document.column) == (1, 6)
+    assert document.split() == ("x = '🛒'\ny = x.", "\r\nz")
+    astral = document_with(lines, at(0, 7), at(0, 7), "", "utf-16")  # after the 2-unit 🛒
+    assert astral is not None and astral.column == 6
+
+
+def test_a_selected_item_replaces_what_was_typed_and_the_cursor_follows_it():
+    lines = ["import os\n", "os.path.jo\n", "print()"]
+    document = document_with(lines, at(1, 8), at(1, 10), "join", "utf-16")
+    assert document is not None
+    assert document.lines == ("import os\n", "os.path.join\n", "print()")
+    assert document.split() == ("import os\nos.path.join", "\nprint()")
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "insert"),
+    [
+        (at(0, 1), at(1, 0), ""),  # over two lines
+        (at(0, 0), at(0, 0), "a\nb"),  # a multi-line insert
+        (at(0, 3), at(0, 1), ""),  # backwards
+        (at(0, 9), at(0, 9), ""),  # past the line's end
+        (at(5, 0), at(5, 0), ""),  # past the last line
+    ],
+)
+def test_what_the_snapshot_does_not_model_is_none(start, end, insert):
+    assert document_with(["abc\n", "def"], start, end, insert, "utf-16") is None
+
+
+@pytest.mark.parametrize(
+    ("params", "uri"),
+    [
+        ({"textDocument": {"uri": "file:///a.py"}}, "file:///a.py"),
+        (None, None),
+        ({}, None),
+        ({"textDocument": "file:///a.py"}, None),
+        ({"textDocument": {"uri": 3}}, None),
+        ({"textDocument": {"uri": ""}}, None),
+        ([1], None),
+    ],
+)
+def test_the_explained_uri_is_read_from_untyped_params(params, uri):
+    assert explained_uri(params) == uri
+
+
+# ---- end to end: the real model, pylsp and the analysis instance -----------------
+
+
+def cursor(text: str) -> dict[str, int]:
+    lines = text.split("\n")
+    return {"line": len(lines) - 1, "character": len(lines[-1])}
+
+
+async def explain(client, uri: str) -> dict:
+    reply = await client.request("steerlsp/explain", {"textDocument": {"uri": uri}})
+    assert "result" in reply, reply
+    return reply["result"]
+
+
+async def complete(client, uri: str, text: str) -> str:
+    reply = await client.request(
+        "textDocument/inlineCompletion",
+        {"textDocument": {"uri": uri}, "position": cursor(text), "context": {"triggerKind": 1}},
+        timeout=120,
+    )
+    assert "result" in reply, reply
+    items = reply["result"]["items"]
+    return items[0]["insertText"] if items else ""
+
+
+async def warm_analysis(client, timeout: float = 60) -> dict:
+    """The analysis instance is started when the model is ready, before any completion."""
+
+    async def poll() -> dict:
+        while True:
+            analysis = (await client.request("steerlsp/status"))["result"]["analysis"]
+            if analysis["state"] == "running":
+                return analysis
+            await asyncio.sleep(0.2)
+
+    return await asyncio.wait_for(poll(), timeout)
+
+
+async def test_a_completion_after_a_dot_is_steered_and_explained(start_raw, shop, tmp_path):
+    root = tmp_path / "shop"
+    shutil.copytree(shop, root)
+    client = await start(start_raw, root, options={"steerlsp": PATIENT})
+    await ready(client)
+    analysis = await warm_analysis(client)
+    assert analysis["queries"] == 0  # warmed by a throwaway question, not counted
+
+    path = root / "shop" / "checkout.py"
+    path.write_text(CHECKOUT, encoding="utf-8")
+    uri = path.as_uri()
+    client.open(uri, CHECKOUT)
+    assert await explain(client, uri) == {
+        "uri": uri,
+        "completion": None,
+        "steered": False,
+        "trace": None,
+    }
+
+    text = await complete(client, uri, CHECKOUT)
+    explained = await explain(client, uri)
+    assert explained["uri"] == uri and explained["version"] == 1
+    assert explained["completion"] == text
+    assert explained["steered"] is True
+    trace = explained["trace"]
+    assert trace["triggers"], trace
+    completions = [q for q in trace["queries"] if q["query"] == "completions"]
+    assert completions and completions[0]["outcome"] == "ok", trace
+    assert completions[0]["results"] > 0, trace
+    assert trace["walks"], trace
+    walk = trace["walks"][0]
+    assert walk["candidates"] > 0 and walk["mode"] in ("boost", "mask")
+    # The walk wrote one of Cart's members, right after the dot the model wrote.
+    assert walk.get("wrote") in CART_MEMBERS, trace
+    assert text.startswith("." + walk["wrote"]), (text, trace)
+
+    bad = await client.request("steerlsp/explain", {"textDocument": {}})
+    assert bad["error"]["code"] == INVALID_PARAMS
+    assert "textDocument" in bad["error"]["message"]
+    missing = await client.request("steerlsp/explain")
+    assert missing["error"]["code"] == INVALID_PARAMS
+
+    # Steering off: the next completion is unsteered, and explain says so.
+    client.notify(
+        "workspace/didChangeConfiguration",
+        {"settings": {"steerlsp": {"steering": {"enabled": False}}}},
+    )
+    again = CHECKOUT + "\n"
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": again}]},
+    )
+    line = again.split("\n")[-2]
+    reply = await client.request(
+        "textDocument/inlineCompletion",
+        {
+            "textDocument": {"uri": uri},
+            "position": {"line": again.count("\n") - 1, "character": len(line)},
+            "context": {"triggerKind": 1},
+        },
+        timeout=120,
+    )
+    assert "result" in reply, reply
+    unsteered = await explain(client, uri)
+    assert unsteered["version"] == 2
+    assert unsteered["steered"] is False and unsteered["trace"] is None
+    assert isinstance(unsteered["completion"], str)
+
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    closed = await explain(client, uri)
+    assert closed["completion"] is None and closed["trace"] is None
+
+
+async def test_a_dot_the_user_typed_is_steered(start_raw, shop, tmp_path):
+    root = tmp_path / "shop"
+    shutil.copytree(shop, root)
+    client = await start(start_raw, root, options={"steerlsp": PATIENT})
+    await ready(client)
+    await warm_analysis(client)
+    path = root / "shop" / "checkout.py"
+    path.write_text(AFTER_DOT, encoding="utf-8")
+    client.open(path.as_uri(), AFTER_DOT)
+    text = await complete(client, path.as_uri(), AFTER_DOT)
+    trace = (await explain(client, path.as_uri()))["trace"]
+    assert trace["walks"] and trace["walks"][0].get("wrote") in PRICE_MEMBERS, trace
+    assert text.startswith(trace["walks"][0]["wrote"]), (text, trace)
