@@ -56,6 +56,7 @@ class CompletionCandidate:
     detail: str = ""  # e.g. the signature or type, as the server words it
     documentation: str = ""  # the first line of its documentation only
     deprecated: bool = False  # as the server tagged it; static detection is separate
+    returns: str = ""  # the return annotation in its signature, for callables that have one
 
 
 @dataclass(frozen=True)

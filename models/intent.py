@@ -12,6 +12,8 @@ import re
 from steerlsp.models.relevance import Intent
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
+_RETURNS = re.compile(r"->\s*(.+?)\s*:\s*(?:#.*)?$")
+_RETURN_LINE = re.compile(r"^\s*return\b")
 _DOC_START = re.compile(r"^[ \t]*[rRbBuU]?(\"\"\"|''')")
 # How far back the enclosing function is looked for, in characters.
 MAX_SCAN = 16_000
@@ -34,8 +36,22 @@ def intent_at(before: str) -> Intent:
         found = _DEF.match(line)
         if found and len(found.group(1).expandtabs()) < max(indent, 1):
             doc = _docstring(lines[index + 1 :])
-            return Intent(found.group(2), doc, " ".join(reversed(comments)), current.strip())
+            expected = _return_annotation(lines[index:]) if _RETURN_LINE.match(current) else ""
+            return Intent(
+                found.group(2), doc, " ".join(reversed(comments)), current.strip(), expected
+            )
     return Intent("", "", " ".join(reversed(comments)), current.strip())
+
+
+def _return_annotation(lines: list[str]) -> str:
+    """The ``-> T`` of the ``def`` that starts ``lines`` (its signature may span lines)."""
+    for line in lines[:20]:
+        found = _RETURNS.search(line)
+        if found:
+            return found.group(1)
+        if line.rstrip().endswith(":"):
+            return ""
+    return ""
 
 
 def _indent_of(line: str) -> int:

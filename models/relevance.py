@@ -92,6 +92,7 @@ class Intent:
     docstring: str = ""
     comments: str = ""  # nearby comment lines, joined
     line: str = ""  # the line being written, up to the cursor
+    expected: str = ""  # the type the expression must have (``return`` in a ``-> T`` function)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class Candidate:
     doc: str = ""  # its documentation; only the first summary line is read
     kind: str = ""  # LSP CompletionItemKind name, lower case
     deprecated: bool = False
+    returns: str = ""  # what calling it returns, from its signature, when known
 
 
 def split_words(text: str) -> list[str]:
@@ -246,6 +248,7 @@ class RankWeights:
     private: float = -4.0  # ``_name``, unless the user typed ``_``
     dunder: float = -6.0  # ``__name__``, unless the user typed ``_``
     missing_logprob: float = -20.0  # for a candidate the model did not score; also the floor
+    expected_type: float = 3.0  # its result has the type the code expects here
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -263,6 +266,7 @@ class Ranked:
     logprob: float
     relevance: float  # scaled to [0, 1]: 1 for the most relevant plausible candidate
     metadata: float  # the penalties that applied
+    expected: float = 0.0  # the bonus for having the expected type
 
 
 def rank_candidates(
@@ -296,17 +300,51 @@ def rank_candidates(
                 if old in logprobs:
                     logprobs[new] = max(logprobs.get(new, -math.inf), logprobs[old])
     penalties = [_metadata_penalty(candidate, typed, weights) for candidate in listed]
+    wanted = type_head(intent.expected)
+    bonus = [
+        weights.expected_type if wanted and type_head(c.returns) == wanted else 0.0 for c in listed
+    ]
     # Scale to the best plausible name, so a relevant deprecated one does not flatten the rest.
     plausible = [score for score, penalty in zip(raw, penalties, strict=True) if penalty == 0]
     top = max(plausible, default=0.0) or max(raw, default=0.0)
     ranked = []
-    for candidate, score, metadata in zip(listed, raw, penalties, strict=True):
+    for candidate, score, metadata, typed_bonus in zip(listed, raw, penalties, bonus, strict=True):
         logprob = (logprobs or {}).get(candidate.name, weights.missing_logprob)
         logprob = max(logprob, weights.missing_logprob)
         scaled = min(score / top, 1.0) if top > 0 else 0.0
-        total = weights.logprob * logprob + weights.relevance * scaled + metadata
-        ranked.append(Ranked(candidate.name, total, logprob, scaled, metadata))
+        total = weights.logprob * logprob + weights.relevance * scaled + metadata + typed_bonus
+        ranked.append(Ranked(candidate.name, total, logprob, scaled, metadata, typed_bonus))
     return sorted(ranked, key=lambda r: -r.score)  # stable: ties keep the list's order
+
+
+_TYPE_ALIASES = {
+    "Dict": "dict",
+    "List": "list",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Tuple": "tuple",
+    "Type": "type",
+    "Text": "str",
+    "Mapping": "dict",
+    "MutableMapping": "dict",
+    "Sequence": "list",
+    "MutableSequence": "list",
+}
+
+
+def type_head(annotation: str) -> str:
+    """The outer type of an annotation: ``Dict[str, Any]`` and ``dict[str, int]`` -> ``dict``,
+    ``Optional[Foo]`` and ``Foo | None`` -> ``Foo``; "" when there is none."""
+    text = annotation.strip().strip("'\"").replace("typing.", "").replace("typing_extensions.", "")
+    if text.startswith("Optional[") and text.endswith("]"):
+        text = text[len("Optional[") : -1]
+    parts = [p.strip() for p in text.split("|") if p.strip() not in ("None", "")]
+    if len(parts) != 1:
+        return ""
+    head = parts[0].split("[", 1)[0].strip().rsplit(".", 1)[-1]
+    if head in ("Any", "object", "None", "Self"):
+        return ""
+    return _TYPE_ALIASES.get(head, head)
 
 
 def _metadata_penalty(candidate: Candidate, typed: str, weights: RankWeights) -> float:

@@ -87,6 +87,7 @@ class SteeringOptions:
     rank_deprecated: float = -10.0
     rank_private: float = -4.0
     rank_dunder: float = -6.0
+    rank_expected_type: float = 3.0  # a callable whose result has the type ``return`` needs
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "boost", "mask"):

@@ -28,6 +28,7 @@ import concurrent.futures
 import logging
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -46,6 +47,7 @@ from steerlsp.models.intent import intent_at
 from steerlsp.models.monitor import MonitorState, Trigger, TriggerPoint
 from steerlsp.models.relevance import (
     Candidate,
+    Ranked,
     RankWeights,
     rank_candidates,
     relevance_scores,
@@ -66,6 +68,10 @@ SCORE_BY_RELEVANCE = 3
 RESOLVE_FOR_DEPRECATION = 2
 # A hint is not placed when more than this many tokens would be prefilled again.
 MAX_REPREFILL = 96
+# Defining classes and modules whose file is remembered (SteeringFacts.defined_in).
+MAX_DEFINED_IN = 512
+# Ranked candidates the trace lists, with the parts of their scores.
+RANKED_IN_TRACE = 30
 # A query's own limit on its pool thread; the decode loop waits at most
 # ``query_timeout`` once the answer is due, then goes on without it.
 QUERY_LIMIT = 2.0
@@ -100,6 +106,15 @@ class SteeringFacts:
     pool: concurrent.futures.ThreadPoolExecutor
     deprecations: DeprecationCache
     _comments: torch.Tensor | None = None
+    # Jedi's ``detail`` (the defining class or module) -> the file it is defined in, so a
+    # class's deprecations cost one definition query per session, not one per trigger.
+    defined_in: OrderedDict[str, str] = field(default_factory=OrderedDict)
+
+    def remember_definition(self, detail: str, path: str) -> None:
+        self.defined_in[detail] = path
+        self.defined_in.move_to_end(detail)
+        while len(self.defined_in) > MAX_DEFINED_IN:
+            self.defined_in.popitem(last=False)
 
     @property
     def comment_tokens(self) -> torch.Tensor:
@@ -186,6 +201,7 @@ class Steerer:
             deprecated=options.rank_deprecated,
             private=options.rank_private,
             dunder=options.rank_dunder,
+            expected_type=options.rank_expected_type,
         )
         self._prefix_monitor = MonitorState()
         self._prefix_monitor.update(window)
@@ -457,33 +473,33 @@ class Steerer:
         groups: dict[str, CompletionCandidate] = {}
         for item in sorted(items, key=lambda c: -first_token[c.name]):
             groups.setdefault(item.detail or item.name, item)
-        likely = list(groups.values())[:RESOLVE_FOR_DEPRECATION]
+        paths: dict[str, str] = {}  # group -> the file its names are defined in
         futures = []
-        for item in likely:
+        for group, item in list(groups.items())[:RESOLVE_FOR_DEPRECATION]:
+            known = self.facts.defined_in.get(group) if item.detail else None
+            if known is not None:
+                paths[group] = known
+                continue
             if self._queries >= self.options.max_queries:
                 break
             self._queries += 1
             text, offset = self._speculative(point.partial_start, item.name)
-            futures.append(
-                _Query(
-                    "definition",
-                    self.facts.pool.submit(
-                        self.analysis.definition_source, text, offset - 1, timeout=QUERY_LIMIT
-                    ),
-                    time.perf_counter(),
-                    point,
-                    item.name,
-                )
+            future = self.facts.pool.submit(
+                self.analysis.definition_source, text, offset - 1, timeout=QUERY_LIMIT
             )
-        found: dict[str, Deprecation] = {}
-        names = {c.name for c in items}
+            futures.append(_Query("definition", future, time.perf_counter(), point, group))
         for query in futures:
             source = self._wait(query)
-            if source is None:
-                continue
-            for definition in self.facts.deprecations.definitions(source.path):
-                if definition.name in names:
-                    found.setdefault(definition.name, definition.deprecation)
+            if source is not None:
+                paths[query.extra] = source.path
+                if groups[query.extra].detail:
+                    self.facts.remember_definition(query.extra, source.path)
+        found: dict[str, Deprecation] = {}
+        for group, path in paths.items():
+            deprecated = {d.name: d.deprecation for d in self.facts.deprecations.definitions(path)}
+            for item in items:  # only the names of that class or module
+                if (item.detail or item.name) == group and item.name in deprecated:
+                    found.setdefault(item.name, deprecated[item.name])
         if found:
             self.trace.notes.append(f"deprecated here: {', '.join(sorted(found))}")
         return found
@@ -501,7 +517,9 @@ class Steerer:
         """The item names, best first (model log-probability, relevance, metadata)."""
         intent = intent_at(self.window + self._text)
         candidates = [
-            Candidate(c.name, c.documentation, c.kind, deprecated=c.name in deprecated)
+            Candidate(
+                c.name, c.documentation, c.kind, deprecated=c.name in deprecated, returns=c.returns
+            )
             for c in items
         ]
         first = torch.log_softmax(logits[0].float(), dim=-1)
@@ -518,31 +536,46 @@ class Steerer:
                 + [c.name for c in by_relevance[:SCORE_BY_RELEVANCE]]
             )
         )
-        started = time.perf_counter()
-        scores = engine.score_continuations(
-            logits,
-            [list(trie.spellings[remainder[n]].tokens) for n in shortlist],
-            self.facts.vocabulary.identifier_break_mask,
-        )
-        logprobs = {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
         replacements = {
             name: note.replacement for name, note in deprecated.items() if note.replacement
         }
-        ranked = rank_candidates(
-            intent,
-            candidates,
-            logprobs,
-            typed=typed,
-            weights=self.weights,
-            replacements=replacements,
-        )
+
+        def ranking(logprobs: dict[str, float]) -> list[Ranked]:
+            return rank_candidates(
+                intent,
+                candidates,
+                logprobs,
+                typed=typed,
+                weights=self.weights,
+                replacements=replacements,
+            )
+
+        started = time.perf_counter()
+        # First with each name's first-token log-probability (an upper bound of the
+        # whole name's): when the other signals leave the model's favourite on top,
+        # the batched scoring pass (several decode steps' worth) cannot change that.
+        proxy = {n: float(first[trie.spellings[remainder[n]].tokens[0]]) for n in shortlist}
+        ranked = ranking(proxy)
+        scored = 0
+        if ranked and ranked[0].name != by_first[0].name:
+            scores = engine.score_continuations(
+                logits,
+                [list(trie.spellings[remainder[n]].tokens) for n in shortlist],
+                self.facts.vocabulary.identifier_break_mask,
+            )
+            ranked = ranking(
+                {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
+            )
+            scored = len(shortlist)
         self.trace.rankings.append(
             {
                 "offset": len(self._text),
                 "candidates": len(items),
-                "scored": len(shortlist),
+                "scored": scored,  # 0: the model's favourite won on first tokens alone
                 "score_ms": round((time.perf_counter() - started) * 1000, 2),
                 "intent": intent.function,
+                "expected": intent.expected,
+                # The parts of each score, for explain and for tuning the weights offline.
                 "top": [
                     {
                         "name": r.name,
@@ -550,8 +583,9 @@ class Steerer:
                         "logprob": round(r.logprob, 3),
                         "relevance": round(r.relevance, 3),
                         "metadata": r.metadata,
+                        "expected": r.expected,
                     }
-                    for r in ranked[:5]
+                    for r in ranked[:RANKED_IN_TRACE]
                 ],
             }
         )

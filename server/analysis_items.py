@@ -47,6 +47,7 @@ def candidate_from(item: dict[str, Any]) -> CompletionCandidate | None:
         detail=item.get("detail") or "",
         documentation=first_doc_line(item.get("documentation"), name),
         deprecated=bool(item.get("deprecated")) or _DEPRECATED in tags,
+        returns=returned_type(item.get("documentation"), name),
     )
 
 
@@ -81,6 +82,24 @@ def first_doc_line(documentation: Any, name: str = "") -> str:
     for line in _unfenced(paragraphs[0]) if paragraphs else ():
         return line
     return ""
+
+
+def returned_type(documentation: Any, name: str) -> str:
+    """The return annotation of ``name``'s signature at the top of its documentation:
+    ``model_dump(self, *, mode='python') -> dict[str, Any]`` gives ``dict[str, Any]``."""
+    if isinstance(documentation, dict):
+        documentation = documentation.get("value")
+    if not isinstance(documentation, str) or not name:
+        return ""
+    head = re.split(r"\n\s*\n", documentation.strip(), maxsplit=1)[0]
+    for line in _unfenced(head):
+        if line.startswith(name + "("):
+            found = _RETURNS.search(line)
+            return found.group(1).strip() if found else ""
+    return ""
+
+
+_RETURNS = re.compile(r"\)\s*->\s*(.+?)\s*$")
 
 
 def _unfenced(paragraph: str) -> list[str]:

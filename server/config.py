@@ -92,6 +92,9 @@ class SteeringSettings:
     )
     rank_private: float = field(default=_STEER.rank_private, metadata={"min": -100.0, "max": 0.0})
     rank_dunder: float = field(default=_STEER.rank_dunder, metadata={"min": -100.0, "max": 0.0})
+    rank_expected_type: float = field(
+        default=_STEER.rank_expected_type, metadata={"min": 0.0, "max": 50.0}
+    )
 
     def options(self) -> SteeringOptions:
         """The decode loop's options: milliseconds become seconds."""
@@ -115,6 +118,7 @@ class SteeringSettings:
             rank_deprecated=self.rank_deprecated,
             rank_private=self.rank_private,
             rank_dunder=self.rank_dunder,
+            rank_expected_type=self.rank_expected_type,
         )
 
 

@@ -14,6 +14,7 @@ from steerlsp.server.analysis_items import (
     first_doc_line,
     position_at,
     ranged_change,
+    returned_type,
     signature_from,
     unstructure,
 )
@@ -34,6 +35,7 @@ def test_an_item_becomes_a_candidate_with_its_name_kind_detail_doc_line_and_tags
         detail="shop.pricing.Price",
         documentation="Return this price with VAT.",
         deprecated=True,
+        returns="Price",  # from the signature line the documentation starts with
     )
 
 
@@ -169,3 +171,12 @@ def test_random_edits_applied_by_pylsp_give_the_new_text():
         inserted = "".join(rng.choice(alphabet) for _ in range(rng.randrange(4)))
         new = old[:start] + inserted + old[end:]
         assert _applied_by_pylsp(old, new) == new, (old, new)
+
+
+def test_the_return_annotation_is_read_from_the_signature_line_only():
+    doc = "model_dump(self, *, mode: str='python') -> dict[str, Any]\n\nGenerate a dict."
+    assert returned_type(doc, "model_dump") == "dict[str, Any]"
+    assert returned_type({"kind": "markdown", "value": doc}, "model_dump") == "dict[str, Any]"
+    assert returned_type("Generate a dict -> not a signature", "model_dump") == ""
+    assert returned_type("other(x) -> int\n\nDoc.", "model_dump") == ""
+    assert returned_type(None, "x") == ""

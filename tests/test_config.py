@@ -173,6 +173,7 @@ def test_steering_settings_reach_the_decode_loop_in_seconds():
                 "maxQueries": 0,
                 "budgetMs": 2500,
                 "rankDunder": -1.5,
+                "rankExpectedType": 2,
             }
         },
     )
@@ -187,6 +188,7 @@ def test_steering_settings_reach_the_decode_loop_in_seconds():
         max_queries=0,
         budget=2.5,
         rank_dunder=-1.5,
+        rank_expected_type=2.0,
     )
     assert isinstance(options.escape_margin, float)  # an integer in JSON is still a float
 

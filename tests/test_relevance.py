@@ -17,6 +17,7 @@ from steerlsp.models.relevance import (
     stem,
     summary_line,
     terms,
+    type_head,
 )
 
 # pydantic 2's BaseModel members with their first doc lines, as Jedi reports them.
@@ -263,3 +264,35 @@ def test_rank_weights_are_frozen_validated_and_used():
 def test_ties_keep_the_lists_order():
     ranked = rank_candidates(Intent(), [Candidate("b"), Candidate("a"), Candidate("c")])
     assert [r.name for r in ranked] == ["b", "a", "c"]
+
+
+def test_type_heads_compare_annotations_by_their_outer_type():
+    assert type_head("dict[str, Any]") == type_head("Dict[str, int]") == "dict"
+    assert type_head("Optional[Price]") == type_head("Price | None") == "Price"
+    assert type_head("typing.List[int]") == "list"
+    assert type_head("Any") == type_head("int | str") == type_head("") == ""
+
+
+def test_a_callable_returning_the_expected_type_is_ranked_up():
+    intent = Intent(function="payload", line="return profile.", expected="dict")
+    candidates = [
+        Candidate("display_name", "The name shown", "property"),
+        Candidate("model_dump", "Generate a representation", "method", returns="dict[str, Any]"),
+    ]
+    logprobs = {"display_name": -1.0, "model_dump": -3.0}
+    plain = rank_candidates(Intent(function="payload"), candidates, logprobs)
+    typed = rank_candidates(intent, candidates, logprobs)
+    assert plain[0].name == "display_name"
+    assert typed[0].name == "model_dump" and typed[0].expected == RankWeights().expected_type
+
+
+def test_a_deprecated_names_replacement_inherits_its_support():
+    candidates = [
+        Candidate("dict", "", "method", deprecated=True),
+        Candidate("model_dump", "", "method"),
+        Candidate("name", "", "property"),
+    ]
+    logprobs = {"dict": -0.5, "model_dump": -9.0, "name": -2.0}
+    ranked = rank_candidates(Intent(), candidates, logprobs, replacements={"dict": "model_dump"})
+    assert [r.name for r in ranked][:2] == ["model_dump", "name"]
+    assert ranked[0].logprob == -0.5

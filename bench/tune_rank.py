@@ -1,0 +1,87 @@
+"""Tune the ranker's weights offline, on the train split of the next-identifier benchmark.
+
+``bench/next_identifier.py`` records, for each position, the ranking at the
+cursor's dot with every score's parts (model log-probability, relevance,
+metadata penalties, expected-type bonus). Re-ranking those parts under other
+weights shows which weights would have put the right name first, without
+running the model again. Only rankings whose candidates include the truth
+count (the others no weight can fix).
+
+    python bench/next_identifier.py --split train --configs ranked --out bench/results/train
+    python bench/tune_rank.py bench/results/train/next_identifier.json
+
+The weights found are the defaults of ``SteeringOptions``; the figures the
+README reports come from the test split, which tuning never reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+CONFIG = "ranked"
+GRID = {
+    "logprob": [0.2, 0.3, 0.4, 0.5, 0.7, 1.0],
+    "relevance": [1.0, 2.0, 3.0, 4.0, 6.0],
+    "expected": [0.0, 1.0, 2.0, 3.0, 5.0],
+}
+
+
+def rankings(rows: Iterable[dict[str, Any]], config: str = CONFIG) -> list[tuple[str, list[dict]]]:
+    """(truth, the ranking's candidates) for every row whose ranking lists the truth."""
+    found = []
+    for row in rows:
+        result = row.get("results", {}).get(config) or {}
+        ranking = result.get("ranking")
+        truth = row.get("truth") or row.get("position", {}).get("truth")
+        if not ranking or not truth:
+            continue
+        candidates = ranking.get("top", [])
+        if any(c["name"] == truth for c in candidates):
+            found.append((truth, candidates))
+    return found
+
+
+def first(candidates: list[dict], logprob: float, relevance: float, expected: float) -> str:
+    """The name ranked first under these weights (metadata penalties as recorded)."""
+
+    def score(c: dict) -> float:
+        bonus = expected if c.get("expected") else 0.0
+        return logprob * c["logprob"] + relevance * c["relevance"] + c["metadata"] + bonus
+
+    return max(candidates, key=score)["name"]
+
+
+def accuracy(cases: list[tuple[str, list[dict]]], weights: tuple[float, float, float]) -> float:
+    if not cases:
+        return 0.0
+    return sum(first(c, *weights) == truth for truth, c in cases) / len(cases)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", type=Path, help="next_identifier.json of a train-split run")
+    args = parser.parse_args(argv)
+    data = json.loads(args.results.read_text())
+    rows = data.get("rows", [])
+    if any(row.get("split", "train") != "train" for row in rows):
+        print("refusing to tune on rows outside the train split", file=sys.stderr)
+        return 2
+    cases = rankings(rows)
+    print(f"{len(cases)} rankings list the right name")
+    results = sorted(
+        ((accuracy(cases, w), w) for w in itertools.product(*GRID.values())),
+        key=lambda r: -r[0],
+    )
+    for rate, (lp, rel, exp) in results[:10]:
+        print(f"{rate:6.1%}  logprob={lp} relevance={rel} expected_type={exp}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
