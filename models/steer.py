@@ -72,9 +72,10 @@ MAX_REPREFILL = 96
 MAX_DEFINED_IN = 512
 # Ranked candidates the trace lists, with the parts of their scores.
 RANKED_IN_TRACE = 30
-# A query's own limit on its pool thread; the decode loop waits at most
-# ``query_timeout`` once the answer is due, then goes on without it.
-QUERY_LIMIT = 2.0
+# A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
+# waits at most ``query_timeout`` once the answer is due (a prefetched query also has
+# the prefill or forward pass it overlaps), then goes on without it.
+QUERY_LIMIT = 3.0
 # Candidate lists longer than this are cut (the server's order) before spelling.
 MAX_CANDIDATES = 400
 
@@ -272,7 +273,9 @@ class Steerer:
         call = self.analysis.completions_at if kind == "completions" else self.analysis.signature_at
         # The budget counts from when the answer is due (``_wait``), not from now:
         # a prefetched query has the forward pass (or the prefill) for free.
-        future = self.facts.pool.submit(call, text, offset, timeout=QUERY_LIMIT)
+        future = self.facts.pool.submit(
+            call, text, offset, timeout=QUERY_LIMIT + self.options.query_timeout
+        )
         self._pending.append(_Query(kind, future, time.perf_counter(), point))
 
     def _generated(self, window_offset: int) -> int:
@@ -485,7 +488,10 @@ class Steerer:
             self._queries += 1
             text, offset = self._speculative(point.partial_start, item.name)
             future = self.facts.pool.submit(
-                self.analysis.definition_source, text, offset - 1, timeout=QUERY_LIMIT
+                self.analysis.definition_source,
+                text,
+                offset - 1,
+                timeout=QUERY_LIMIT + self.options.query_timeout,
             )
             futures.append(_Query("definition", future, time.perf_counter(), point, group))
         for query in futures:
