@@ -242,8 +242,9 @@ def relevance(intent: Intent, candidate: Candidate) -> float:
 class RankWeights:
     """How the signals combine into one score; tuned on our benchmarks' training split."""
 
-    logprob: float = 1.0  # per nat of the model's whole-identifier log-probability
-    relevance: float = 4.0  # for the most relevant plausible candidate (scaled to 1)
+    # Tuned on the next-identifier benchmark's train split (bench/tune_rank.py).
+    logprob: float = 0.5  # per nat of the model's whole-identifier log-probability
+    relevance: float = 1.0  # for the most relevant plausible candidate (scaled to 1)
     deprecated: float = -10.0
     private: float = -4.0  # ``_name``, unless the user typed ``_``
     dunder: float = -6.0  # ``__name__``, unless the user typed ``_``

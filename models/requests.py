@@ -82,8 +82,9 @@ class SteeringOptions:
     max_queries: int = 6
     max_interrupts: int = 2
     budget: float = 0.8  # seconds of waiting for the language server per completion
-    rank_logprob: float = 1.0
-    rank_relevance: float = 4.0
+    # Tuned on the next-identifier benchmark's train split (bench/tune_rank.py).
+    rank_logprob: float = 0.5
+    rank_relevance: float = 1.0
     rank_deprecated: float = -10.0
     rank_private: float = -4.0
     rank_dunder: float = -6.0

@@ -48,6 +48,7 @@ from steerlsp.models.analysis import (
     DefinitionSource,
     Signature,
 )
+from steerlsp.models.requests import SteeringOptions
 from steerlsp.server import analysis_items as items
 from steerlsp.server import environment
 from steerlsp.server import jsonrpc as rpc
@@ -136,6 +137,11 @@ CLIENT_CAPABILITIES = types.ClientCapabilities(
 # order. The ranker reads their first doc lines; private and dunder names are
 # demoted anyway, and ``object``'s 23 dunders are most of a small class's list.
 RESOLVE_AT_MOST = 40
+# How long a question waits for the items' documentation (resolved in parallel), as a
+# share of the decode loop's query budget: a large class's first list (pandas'
+# DataFrame) would otherwise take all of it. Documentation that arrives later is
+# kept for the next question.
+RESOLVE_SHARE = 0.6
 # Resolved documentation strings kept (see ``AnalysisInstance._documentation``).
 MAX_DOCUMENTATION = 4096
 # Private documents kept open; the least recently asked about is closed past it.
@@ -167,6 +173,7 @@ class AnalysisInstance:
         *,
         root_uri: Callable[[], str | None] = lambda: None,
         python_environment: Callable[[], str | None] = lambda: None,
+        query_budget: Callable[[], float] = lambda: SteeringOptions().query_timeout,
         command: list[str] | None = None,
         max_restarts: int = 5,
         backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0),
@@ -179,6 +186,7 @@ class AnalysisInstance:
         )
         self._root_uri = root_uri
         self._environment = python_environment
+        self._query_budget = query_budget  # seconds: the decode loop's wait per question
         self.connection: UpstreamConnection[object] | None = None
         self._starting: asyncio.Task[UpstreamConnection[object]] | None = None
         self._warming: concurrent.futures.Future[None] | None = None
@@ -307,20 +315,29 @@ class AnalysisInstance:
                 unknown.append(index)
             else:
                 found[index] = {**found[index], "documentation": known}
-        resolved = await asyncio.gather(
-            *(
+        tasks = {
+            asyncio.ensure_future(
                 connection.request(types.COMPLETION_ITEM_RESOLVE, found[index], REQUEST_TIMEOUT)
-                for index in unknown
-            ),
-            return_exceptions=True,
-        )
-        for index, item in zip(unknown, resolved, strict=True):
-            if isinstance(item, dict):
-                found[index] = item
-                self._documentation[_doc_key(item)] = item.get("documentation") or ""
-                while len(self._documentation) > MAX_DOCUMENTATION:
-                    self._documentation.popitem(last=False)
+            ): index
+            for index in unknown
+        }
+        for task in tasks:  # what arrives after the deadline still fills the cache
+            task.add_done_callback(self._learn_documentation)
+        if tasks:
+            await asyncio.wait(tasks, timeout=RESOLVE_SHARE * self._query_budget())
+        for task, index in tasks.items():
+            if task.done() and not task.cancelled() and isinstance(task.result(), dict):
+                found[index] = task.result()
         return found
+
+    def _learn_documentation(self, task: asyncio.Future[Any]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return
+        item = task.result()
+        if isinstance(item, dict):
+            self._documentation[_doc_key(item)] = item.get("documentation") or ""
+            while len(self._documentation) > MAX_DOCUMENTATION:
+                self._documentation.popitem(last=False)
 
     def _ensure_started(self) -> asyncio.Task[UpstreamConnection[object]]:
         if self._starting is None:

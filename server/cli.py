@@ -113,7 +113,10 @@ async def serve(
     server.completions = Completions(server)
     proxy.rewrite_results_with(server.completions)
     server.analysis = AnalysisInstance(
-        loop, root_uri=server.root_uri, python_environment=server.python_environment
+        loop,
+        root_uri=server.root_uri,
+        python_environment=server.python_environment,
+        query_budget=lambda: server.settings.steering.query_timeout_ms / 1000,
     )
     await proxy.start_upstream()
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)

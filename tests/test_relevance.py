@@ -218,7 +218,7 @@ def test_the_model_decides_when_relevance_cannot():
 
 def test_relevance_overrides_a_moderate_model_preference():
     intent = Intent(function="to_payload", docstring="Return the model as a dict.")
-    logprobs = {"model_fields": -1.0, "model_dump": -2.5}
+    logprobs = {"model_fields": -1.0, "model_dump": -1.8}
     assert best(intent, PYDANTIC, logprobs=logprobs) == "model_dump"
     # ... but not a model that is sure: weights say how much each signal is worth.
     sure = {"model_fields": -0.1, "model_dump": -9.0}
