@@ -396,10 +396,10 @@ def measure(
 ) -> list[Row]:
     """Complete every position under every configuration (loads the model)."""
     from bench.analysis_host import AnalysisHost
-    from steerlsp.models.completer import Completer
-    from steerlsp.models.loading import LoadRequest, load
+    from steerlsp.models.completer import load_completer
+    from steerlsp.models.loading import LoadRequest
 
-    completer = Completer(load(LoadRequest()))
+    completer = load_completer(LoadRequest())  # as the server loads it
     rows: list[Row] = []
     groups: dict[tuple[str, str], list[Position]] = defaultdict(list)
     for position in positions:

@@ -16,8 +16,8 @@ from typing import Any
 
 from steerlsp.models.analysis import Analysis
 from steerlsp.models.deprecation import DeprecationCache
-from steerlsp.models.engine import Engine, Generation, release_memory
-from steerlsp.models.loading import LoadedModel
+from steerlsp.models.engine import Engine, Generation, release_memory, use_low_precision_head
+from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
 from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
 from steerlsp.models.steer import Steerer, SteeringFacts
 from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
@@ -180,6 +180,21 @@ class Completer:
 # The monitor lexes at most this much of the prompt's code (whole lines would be
 # better; a string opened before the cut is misread, which yields no trigger).
 _WINDOW = 8_000
+
+
+def load_completer(
+    request: LoadRequest,
+    *,
+    fim: str = "auto",
+    low_precision_head: bool = True,
+    report: Progress | None = None,
+) -> Completer:
+    """Load a model as the server does (a bf16 LM head for an fp32 model on the CPU)."""
+    loaded = load(request, report)
+    on_cpu = loaded.device.type == "cpu" and str(loaded.dtype) == "torch.float32"
+    if low_precision_head and on_cpu:
+        use_low_precision_head(loaded.model)
+    return Completer(loaded, fim)
 
 
 def _template(tokenizer: Any, fim: str) -> FimTemplate | None:

@@ -638,24 +638,16 @@ def _relative(uri: str, ls: SteerServer) -> str | None:
 
 
 def _load(settings: Settings, report: Any) -> Completer:
-    from steerlsp.models.completer import Completer
-    from steerlsp.models.engine import use_low_precision_head
-    from steerlsp.models.loading import LoadRequest, load
+    from steerlsp.models.completer import load_completer
+    from steerlsp.models.loading import LoadRequest
 
     model = settings.model
-    loaded = load(
-        LoadRequest(
-            model.name, model.device, model.dtype, model.allow_downloads, model.trust_remote_code
-        ),
-        report,
+    request = LoadRequest(
+        model.name, model.device, model.dtype, model.allow_downloads, model.trust_remote_code
     )
-    if (
-        model.low_precision_head
-        and loaded.device.type == "cpu"
-        and str(loaded.dtype) == "torch.float32"
-    ):
-        use_low_precision_head(loaded.model)
-    return Completer(loaded, model.fim_template)
+    return load_completer(
+        request, fim=model.fim_template, low_precision_head=model.low_precision_head, report=report
+    )
 
 
 class _Progress:
