@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from steerlsp.models.relevance import RankWeights
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -89,6 +91,16 @@ class SteeringOptions:
     rank_private: float = -4.0
     rank_dunder: float = -6.0
     rank_expected_type: float = 3.0  # a callable whose result has the type ``return`` needs
+
+    def rank_weights(self) -> RankWeights:
+        return RankWeights(
+            logprob=self.rank_logprob,
+            relevance=self.rank_relevance,
+            deprecated=self.rank_deprecated,
+            private=self.rank_private,
+            dunder=self.rank_dunder,
+            expected_type=self.rank_expected_type,
+        )
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "boost", "mask"):

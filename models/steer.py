@@ -48,7 +48,6 @@ from steerlsp.models.monitor import MonitorState, Trigger, TriggerPoint
 from steerlsp.models.relevance import (
     Candidate,
     Ranked,
-    RankWeights,
     rank_candidates,
     relevance_scores,
 )
@@ -196,14 +195,7 @@ class Steerer:
         self.before, self.after = before, after  # the whole document around the cursor
         self.window = window  # the prompt's code up to the cursor (what the monitor read)
         self.trace = Trace()
-        self.weights = RankWeights(
-            logprob=options.rank_logprob,
-            relevance=options.rank_relevance,
-            deprecated=options.rank_deprecated,
-            private=options.rank_private,
-            dunder=options.rank_dunder,
-            expected_type=options.rank_expected_type,
-        )
+        self.weights = options.rank_weights()
         self._prefix_monitor = MonitorState()
         self._prefix_monitor.update(window)
         self._monitor = self._prefix_monitor.fork()
@@ -402,7 +394,6 @@ class Steerer:
             logits = self._place_hint(
                 engine, history, logits, "deprecation", f"note: {favourite} is deprecated{better}"
             )
-            first = torch.log_softmax(logits[0].float(), dim=-1)
         chosen = [c.name for c in items]
         if o.rank:
             chosen = self._rank(engine, logits, items, trie, remainder, deprecated, typed)

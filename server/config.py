@@ -97,28 +97,14 @@ class SteeringSettings:
     )
 
     def options(self) -> SteeringOptions:
-        """The decode loop's options: milliseconds become seconds."""
+        """The decode loop's options: the same names, and milliseconds become seconds."""
+        same = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(SteeringOptions)
+            if hasattr(self, f.name)
+        }
         return SteeringOptions(
-            enabled=self.enabled,
-            walk=self.walk,
-            rank=self.rank,
-            mode=self.mode,
-            follow=self.follow,
-            delta=self.delta,
-            escape_margin=self.escape_margin,
-            deprecation=self.deprecation,
-            hints=self.hints,
-            follow_kind=self.follow_kind,
-            query_timeout=self.query_timeout_ms / 1000,
-            max_queries=self.max_queries,
-            max_interrupts=self.max_interrupts,
-            budget=self.budget_ms / 1000,
-            rank_logprob=self.rank_logprob,
-            rank_relevance=self.rank_relevance,
-            rank_deprecated=self.rank_deprecated,
-            rank_private=self.rank_private,
-            rank_dunder=self.rank_dunder,
-            rank_expected_type=self.rank_expected_type,
+            **same, query_timeout=self.query_timeout_ms / 1000, budget=self.budget_ms / 1000
         )
 
 
