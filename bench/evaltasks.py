@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 TASKS = BENCH / "tasks"
@@ -26,6 +29,18 @@ GRADER_PINS = ("pytest==8.3.3", "pylint==3.3.1")
 # too-many-function-args, unexpected-keyword-arg: the API-existence errors.
 STATIC_CODES = ("E1101", "E0602", "E0611", "E1120", "E1121", "E1123")
 OUTCOMES = ("solved", "partial", "not_solved", "error")
+# Every deprecation-like warning shown each time (not once per location), so a warning the
+# environment filters by default (PendingDeprecationWarning) is still recorded.
+WARNING_FLAGS = (
+    "-W",
+    "always::DeprecationWarning",
+    "-W",
+    "always::FutureWarning",
+    "-W",
+    "always::PendingDeprecationWarning",
+)
+WARNINGS_PLUGIN = BENCH / "warnings_plugin.py"
+PLUGIN_MODULE = "_steerlsp_warnings"  # the plugin's name in the task's copy
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,8 @@ class Grade:
     outcome: str  # one of OUTCOMES
     detail: str = ""
     tests: dict[str, bool] = field(default_factory=dict)
+    # The deprecated APIs the candidate module ran (one line per distinct warning).
+    deprecated: list[str] = field(default_factory=list)
 
 
 def load_tasks(root: Path = TASKS) -> list[Task]:
@@ -116,7 +133,8 @@ def grade(task: Task, completion: str, python: Path, timeout: float = 120) -> Gr
         work = Path(tmp)
         shutil.copytree(task.path, work, dirs_exist_ok=True)
         (work / "candidate.py").write_text(candidate)
-        report = work / "report.xml"
+        shutil.copyfile(WARNINGS_PLUGIN, work / f"{PLUGIN_MODULE}.py")
+        report, warned = work / "report.xml", work / "warnings.json"
         try:
             subprocess.run(
                 [
@@ -126,10 +144,14 @@ def grade(task: Task, completion: str, python: Path, timeout: float = 120) -> Gr
                     "-q",
                     "-p",
                     "no:cacheprovider",
+                    "-p",
+                    PLUGIN_MODULE,
+                    *WARNING_FLAGS,
                     f"--junitxml={report}",
                     "test_task.py",
                 ],
                 cwd=work,
+                env={**os.environ, "STEERLSP_WARNINGS": str(warned)},
                 capture_output=True,
                 timeout=timeout,
                 check=False,
@@ -138,7 +160,62 @@ def grade(task: Task, completion: str, python: Path, timeout: float = 120) -> Gr
             return Grade("error", f"tests timed out after {timeout:.0f}s")
         if not report.exists():
             return Grade("error", "the tests did not run")
-        return outcome_of(_results(report))
+        graded = outcome_of(_results(report))
+        graded.deprecated = deprecated_uses(_warnings(warned), work / "candidate.py")
+        return graded
+
+
+def _warnings(path: Path) -> list[dict[str, Any]]:
+    """The plugin's records; none when pytest died before writing them."""
+    try:
+        records = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return records if isinstance(records, list) else []
+
+
+def is_deprecation(record: dict[str, Any]) -> bool:
+    """A deprecation-like category: any class in its MRO named like ``*Deprecat*``
+    (``DeprecationWarning``, pydantic's ``PydanticDeprecatedSince20``) or ``FutureWarning``."""
+    names = [record.get("category", ""), *record.get("bases", [])]
+    return any("Deprecat" in n or n == "FutureWarning" for n in names if isinstance(n, str))
+
+
+def deprecated_uses(records: list[dict[str, Any]], candidate: Path) -> list[str]:
+    """Distinct deprecation warnings the ``candidate`` module caused, by its line.
+
+    A record counts when the warning names a line of ``candidate`` (a library warning
+    with ``stacklevel=2`` pointing at its caller), or when it names the very function that
+    warned (``stacklevel=1``, pydantic 2's ``BaseModel.dict()``) and a line of
+    ``candidate`` called that function (``callers``, from the plugin's wrapped
+    ``warnings.warn``). A library that deliberately names one of its own frames is
+    warning about its own internals, and warnings from the tests are the tests'; neither
+    counts. The same warning seen by both the wrapper and pytest is counted once.
+    """
+    target = _resolved(candidate)
+    seen: dict[tuple[str, int], str] = {}  # (category, line) -> the first message
+    for record in records:
+        if not is_deprecation(record):
+            continue
+        sites = [[record.get("filename"), record.get("lineno")]]
+        if record.get("stacklevel") == 1:
+            sites += record.get("callers", [])[1:2]
+        lines = [
+            line
+            for filename, line in (s for s in sites if isinstance(s, list) and len(s) == 2)
+            if isinstance(filename, str) and _resolved(candidate.parent / filename) == target
+        ]
+        if lines:
+            message = " ".join(str(record.get("message", "")).split())[:160]
+            seen.setdefault((str(record.get("category")), lines[0]), message)
+    return [f"{category} (line {line}): {message}" for (category, line), message in seen.items()]
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
 
 
 def outcome_of(tests: dict[str, bool]) -> Grade:

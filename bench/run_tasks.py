@@ -5,13 +5,17 @@ steering features) one steerlsp process is started; for each task it is told
 the task's venv (``steerlsp.python.environment``), opens ``prompt.py``, asks
 for an inline completion at the end, inserts it, and asks again (up to
 ``--rounds`` times, until an empty answer or the function's block has ended).
-The completed module is graded by the task's tests in its venv, and pylint's
-API-existence errors on the completion lines are counted.
+The completed module is graded by the task's tests in its venv (recording the
+deprecated APIs it ran), and pylint's API-existence errors on the completion
+lines are counted. After every completion ``steerlsp/explain`` says what steered
+it (queries, timeouts, interrupts, tokens changed).
 
     python bench/run_tasks.py --configs baseline,sampled --out bench/results
     python bench/run_tasks.py --subset ci                  # a few tasks, for CI
 
-Writes ``tasks_report.md``, ``tasks_report.png`` and ``tasks_results.json``.
+Writes ``tasks_report.md``, ``tasks_report.png``, ``tasks_latency.png`` and
+``tasks_results.json``; per configuration: latency percentiles and their ratio
+to ``baseline``, steering counts per completion, and the deprecated-API rate.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import sys
 import time
 import tomllib
@@ -39,6 +44,21 @@ CONFIGS = Path(__file__).resolve().parent / "configs.toml"
 KINDS = ("changed-api", "uncommon-api", "repo-local")
 CI_SUBSET = 3  # one task of each kind
 CAPS = {"general": {"positionEncodings": ["utf-16"]}, "textDocument": {"inlineCompletion": {}}}
+BASELINE = "baseline"  # the configuration the others' latency and deprecated rate are relative to
+EXPLAIN = "steerlsp/explain"
+# Per-Result steering totals, summed over the completions ``steerlsp/explain`` described.
+STEERING_KEYS = (
+    "completions",
+    "steered",
+    "queries",
+    "timeouts",
+    "query_errors",
+    "interrupts",
+    "hints",
+    "walks",
+    "changed",
+    "waited_ms",
+)
 
 
 @dataclass
@@ -52,6 +72,8 @@ class Result:
     static_errors: list[str] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
     tests: dict[str, bool] = field(default_factory=dict)
+    deprecated: list[str] = field(default_factory=list)  # deprecated APIs the completion ran
+    steering: dict[str, float] = field(default_factory=dict)  # STEERING_KEYS; {}: no explain
 
 
 def load_configs(names: list[str]) -> dict[str, dict[str, Any]]:
@@ -94,12 +116,16 @@ class Editor:
             time.sleep(0.5)
         raise SystemExit("model not ready in time")
 
-    def complete(self, task: Task, python: Path, rounds: int) -> tuple[str, list[float]]:
-        """Insert completions at the end of prompt.py until done; the added text."""
+    def complete(
+        self, task: Task, python: Path, rounds: int
+    ) -> tuple[str, list[float], dict[str, float]]:
+        """Insert completions at the end of prompt.py until done: the added text, each
+        request's latency, and the steering totals ``steerlsp/explain`` reported."""
         env = {**self.settings, "python": {"environment": str(python.parent.parent)}}
         self.client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": env}})
         uri = (task.path / "prompt.py").as_uri()
         text, version, latencies = task.prompt, 1, []
+        steering: dict[str, float] = {}
         self.client.notify(
             "textDocument/didOpen",
             {
@@ -123,6 +149,7 @@ class Editor:
                     },
                 )
                 latencies.append(ms)
+                steering = add_counts(steering, self._explain(uri, version))
                 items = (reply.get("result") or {}).get("items") or []
                 added = items[0]["insertText"] if items else ""
                 if not added.strip():
@@ -141,10 +168,47 @@ class Editor:
                 )
         finally:
             self.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        return text[len(task.prompt) :].rstrip() + "\n", latencies
+        return text[len(task.prompt) :].rstrip() + "\n", latencies, steering
+
+    def _explain(self, uri: str, version: int) -> dict[str, float] | None:
+        """The steering counts of the completion just made; None when the server has no
+        ``steerlsp/explain`` (an error reply) or describes another version's completion."""
+        reply, _ = self.client.request(EXPLAIN, {"textDocument": {"uri": uri}})
+        return steering_counts(reply.get("result"), version)
 
     def close(self) -> None:
         self.client.close()
+
+
+def steering_counts(explained: Any, version: int) -> dict[str, float] | None:
+    """One ``steerlsp/explain`` result as counts (STEERING_KEYS); None when it describes
+    no completion of ``version`` (a cancelled or failed request is not remembered, so the
+    server still describes the previous one)."""
+    if not isinstance(explained, dict) or explained.get("completion") is None:
+        return None
+    if explained.get("version") != version:
+        return None
+    trace = explained.get("trace") or {}
+    queries = [q for q in trace.get("queries") or [] if isinstance(q, dict)]
+    return {
+        "completions": 1,
+        "steered": 1 if explained.get("steered") else 0,
+        "queries": len(queries),
+        "timeouts": sum(q.get("outcome") == "timeout" for q in queries),
+        "query_errors": sum(q.get("outcome") == "error" for q in queries),
+        "interrupts": len(trace.get("interrupts") or []),
+        "hints": len(trace.get("hints") or []),
+        "walks": len(trace.get("walks") or []),
+        "changed": len(trace.get("changed") or []),
+        "waited_ms": float(trace.get("waited_ms") or 0.0),
+    }
+
+
+def add_counts(total: dict[str, float], counts: dict[str, float] | None) -> dict[str, float]:
+    """``total`` plus ``counts`` key by key (``counts`` None: unchanged)."""
+    if counts is None:
+        return total
+    return {k: total.get(k, 0) + counts.get(k, 0) for k in STEERING_KEYS}
 
 
 def _complete(text: str) -> bool:
@@ -177,7 +241,7 @@ def run(
         try:
             for task in tasks:
                 python = venv_for(task.requirements)
-                completion, latencies = editor.complete(task, python, rounds)
+                completion, latencies, steering = editor.complete(task, python, rounds)
                 graded = grade(task, completion, python)
                 errors = static_errors(task, completion, python) if static else []
                 results.append(
@@ -191,11 +255,14 @@ def run(
                         errors,
                         latencies,
                         graded.tests,
+                        graded.deprecated,
+                        steering,
                     )
                 )
                 lint = f"static errors: {len(errors)}" if errors else ""
+                old = "deprecated API" if graded.deprecated else ""
                 seconds = sum(latencies) / 1000
-                print(f"{name:>10} {task.id:<44} {graded.outcome:<10} {seconds:5.1f}s {lint}")
+                print(f"{name:>10} {task.id:<44} {graded.outcome:<10} {seconds:5.1f}s {lint} {old}")
         finally:
             editor.close()
     return results
@@ -216,6 +283,110 @@ def rates(results: list[Result]) -> dict[tuple[str, str], dict[str, float]]:
         )
         out[key]["n"] = len(group)
     return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) with linear interpolation between the closest ranks
+    (numpy's default), so a few requests still give a p90 between the two slowest."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, float]]:
+    """Per configuration: latency percentiles (and their ratio to ``baseline`` when it ran),
+    steering counts per explained completion, and the share of tasks whose completion ran a
+    deprecated API (and its relative change from ``baseline``). NaN where undefined."""
+    out: dict[str, dict[str, float]] = {}
+    for name in names:
+        group = [r for r in results if r.config == name]
+        latencies = [ms for r in group for ms in r.latency_ms]
+        totals: dict[str, float] = {}
+        for r in group:
+            totals = add_counts(totals, r.steering or None)
+        explained = totals.get("completions", 0)
+        row = {
+            "tasks": len(group),
+            "requests": len(latencies),
+            "latency_median_ms": percentile(latencies, 50),
+            "latency_p90_ms": percentile(latencies, 90),
+            "explained": explained,
+            "solved": _share(group, lambda r: r.outcome == "solved"),
+            "static_valid": _share(group, lambda r: not r.static_errors and r.outcome != "error"),
+            "deprecated": _share(group, lambda r: bool(r.deprecated)),
+        }
+        for key in ("queries", "timeouts", "interrupts", "changed", "waited_ms"):
+            row[f"{key}_per_completion"] = totals[key] / explained if explained else math.nan
+        out[name] = row
+    base = out.get(BASELINE)
+    for row in out.values():
+        for key in ("latency_median_ms", "latency_p90_ms"):
+            row[f"{key}_ratio"] = _ratio(row[key], base[key]) if base else math.nan
+        row["deprecated_change"] = (
+            _ratio(row["deprecated"], base["deprecated"]) - 1 if base else math.nan
+        )
+    return out
+
+
+def _share(group: list[Result], test: Any) -> float:
+    return 100 * sum(bool(test(r)) for r in group) / len(group) if group else math.nan
+
+
+def _ratio(value: float, base: float) -> float:
+    return value / base if base and not math.isnan(base) else math.nan
+
+
+def summary_lines(table: dict[str, dict[str, float]]) -> list[str]:
+    """Markdown tables: latency (to baseline), steering per completion, deprecated-API use."""
+    lines = [
+        "Latency per request, and its ratio to baseline:",
+        "",
+        "| configuration | requests | median ms | p90 ms | median / baseline | p90 / baseline |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, row in table.items():
+        lines.append(
+            f"| {name} | {row['requests']:.0f} | {_num(row['latency_median_ms'], '.0f')} | "
+            f"{_num(row['latency_p90_ms'], '.0f')} | "
+            f"{_num(row['latency_median_ms_ratio'], '.2f', 'x')} | "
+            f"{_num(row['latency_p90_ms_ratio'], '.2f', 'x')} |"
+        )
+    lines += [
+        "",
+        "Steering per completion (from steerlsp/explain):",
+        "",
+        "| configuration | completions | queries | timeouts | interrupts | tokens changed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, row in table.items():
+        lines.append(
+            f"| {name} | {row['explained']:.0f} | {_num(row['queries_per_completion'])} | "
+            f"{_num(row['timeouts_per_completion'])} | "
+            f"{_num(row['interrupts_per_completion'])} | {_num(row['changed_per_completion'])} |"
+        )
+    lines += [
+        "",
+        "Deprecated-API use (tasks whose completion ran a deprecated API at test time):",
+        "",
+        "| configuration | tasks | solved | static-valid | deprecated | vs baseline |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, row in table.items():
+        change = row["deprecated_change"]
+        lines.append(
+            f"| {name} | {row['tasks']:.0f} | {_num(row['solved'], '.0f', '%')} | "
+            f"{_num(row['static_valid'], '.0f', '%')} | {_num(row['deprecated'], '.0f', '%')} | "
+            f"{'n/a' if math.isnan(change) else f'{100 * change:+.0f}%'} |"
+        )
+    return lines
+
+
+def _num(value: float, spec: str = ".2f", unit: str = "") -> str:
+    return "n/a" if math.isnan(value) else f"{value:{spec}}{unit}"
 
 
 def report(results: list[Result], names: list[str]) -> str:
@@ -266,6 +437,7 @@ def report(results: list[Result], names: list[str]) -> str:
             f"Median request latency {latencies[len(latencies) // 2]:.0f} ms over "
             f"{len(latencies)} requests.",
         ]
+    lines += ["", *summary_lines(summary(results, names))]
     return "\n".join(lines) + "\n"
 
 
@@ -301,6 +473,69 @@ def plot(results: list[Result], names: list[str], path: Path) -> None:
     plt.close(fig)
 
 
+def plot_summary(results: list[Result], names: list[str], path: Path) -> None:
+    """Per configuration: solved / static-valid / deprecated rate; latency relative to baseline."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = summary(results, names)
+    fig, (rates_ax, latency_ax) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(names)), 4))
+    width = 0.27
+    positions = range(len(names))
+    for i, (key, label, color) in enumerate(
+        (
+            ("solved", "solved", "#2e7d32"),
+            ("static_valid", "static-valid", "#1565c0"),
+            ("deprecated", "deprecated API", "#c62828"),
+        )
+    ):
+        values = [_zero(table[n][key]) for n in names]
+        rates_ax.bar(
+            [x + (i - 1) * width for x in positions], values, width, label=label, color=color
+        )
+    rates_ax.set_xticks(list(positions), names, rotation=20)
+    rates_ax.set_ylabel("% of tasks")
+    rates_ax.set_ylim(0, 125)  # room for the legend above 100%
+    rates_ax.set_title("outcomes")
+    rates_ax.legend(fontsize=8, loc="upper center", ncol=3)
+    relative = BASELINE in table
+    for i, (key, label, color) in enumerate(
+        (("latency_median_ms", "median", "#6a1b9a"), ("latency_p90_ms", "p90", "#ef6c00"))
+    ):
+        ratio = [table[n][f"{key}_ratio"] for n in names]
+        plain = [table[n][key] / 1000 for n in names]
+        values = [_zero(v) for v in (ratio if relative else plain)]
+        latency_ax.bar(
+            [x + (i - 0.5) * width for x in positions], values, width, label=label, color=color
+        )
+    if relative:
+        latency_ax.axhline(1.0, color="#616161", linewidth=0.8, linestyle="--")
+    latency_ax.set_xticks(list(positions), names, rotation=20)
+    latency_ax.set_ylabel("latency / baseline" if relative else "latency (s)")
+    latency_ax.set_title("request latency")
+    latency_ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _zero(value: float) -> float:
+    return 0.0 if math.isnan(value) else value
+
+
+def json_safe(value: Any) -> Any:
+    """NaN (an undefined figure) as null, so the file is strict JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def select(tasks: list[Task], subset: str | None, pattern: str | None) -> list[Task]:
     if pattern:
         tasks = [t for t in tasks if pattern in t.id]
@@ -327,10 +562,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     markdown = report(results, names)
     (args.out / "tasks_report.md").write_text(markdown)
+    document = {
+        "configs": names,
+        "summary": summary(results, names),
+        "results": [asdict(r) for r in results],
+    }
     (args.out / "tasks_results.json").write_text(
-        json.dumps({"configs": names, "results": [asdict(r) for r in results]}, indent=1)
+        json.dumps(json_safe(document), indent=1, allow_nan=False)
     )
     plot(results, names, args.out / "tasks_report.png")
+    plot_summary(results, names, args.out / "tasks_latency.png")
     print("\n" + markdown)
     return 0
 
