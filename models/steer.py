@@ -69,6 +69,8 @@ RESOLVE_FOR_DEPRECATION = 2
 MAX_REPREFILL = 96
 # Defining classes and modules whose file is remembered (SteeringFacts.defined_in).
 MAX_DEFINED_IN = 512
+# Defining classes whose files are looked up as soon as a completion list arrives.
+PREFETCH_GROUPS = 3
 # Ranked candidates the trace lists, with the parts of their scores.
 RANKED_IN_TRACE = 30
 # A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
@@ -265,10 +267,45 @@ class Steerer:
         call = self.analysis.completions_at if kind == "completions" else self.analysis.signature_at
         # The budget counts from when the answer is due (``_wait``), not from now:
         # a prefetched query has the forward pass (or the prefill) for free.
-        future = self.facts.pool.submit(
-            call, text, offset, timeout=QUERY_LIMIT + self.options.query_timeout
-        )
+        limit = QUERY_LIMIT + self.options.query_timeout
+        if kind == "completions":
+            future = self.facts.pool.submit(self._completions_then_files, text, offset, limit)
+        else:
+            future = self.facts.pool.submit(call, text, offset, timeout=limit)
         self._pending.append(_Query(kind, future, time.perf_counter(), point))
+
+    def _completions_then_files(
+        self, text: str, offset: int, limit: float
+    ) -> tuple[list[CompletionCandidate], concurrent.futures.Future[dict[str, str]] | None]:
+        """On a pool thread: the items, and (started as soon as they arrive, so the
+        deprecations are read by the time the name is due) the files of their classes."""
+        items = self.analysis.completions_at(text, offset, timeout=limit)
+        if not (self.options.deprecation and items):
+            return items, None
+        files = self.facts.pool.submit(self._definition_files, text, offset, items, limit)
+        return items, files
+
+    def _definition_files(
+        self, text: str, offset: int, items: list[CompletionCandidate], limit: float
+    ) -> dict[str, str]:
+        """On a pool thread: the file of one item of each defining class (Jedi's
+        ``detail``) not yet known, in the server's order. -> {detail: path}"""
+        groups: dict[str, CompletionCandidate] = {}
+        for item in items:
+            if item.detail and item.detail not in self.facts.defined_in:
+                groups.setdefault(item.detail, item)
+        found = {}
+        for detail, item in list(groups.items())[:PREFETCH_GROUPS]:
+            spliced = text[:offset] + item.name + text[offset:]
+            try:
+                source = self.analysis.definition_source(
+                    spliced, offset + len(item.name) - 1, timeout=limit
+                )
+            except AnalysisError:
+                continue
+            if source is not None:
+                found[detail] = source.path
+        return found
 
     def _generated(self, window_offset: int) -> int:
         """A monitor offset (into window + generated) as an offset into the generated text."""
@@ -298,9 +335,10 @@ class Steerer:
             if query.kind == "completions":
                 # Due now: the identifier's first token is chosen at this step.
                 self._pending.remove(query)
-                found = self._wait(query)
+                answer = self._wait(query)
+                found, files = answer if answer is not None else ([], None)
                 if found:
-                    logits = self._start_walk(engine, history, logits, query.point, found)
+                    logits = self._start_walk(engine, history, logits, query.point, found, files)
             elif query.future.done():
                 self._pending.remove(query)
                 signature = self._wait(query)
@@ -345,7 +383,9 @@ class Steerer:
         self.trace.waited_ms = round(self._waited * 1000, 2)
         entry["latency_ms"] = round((now - query.started) * 1000, 2)
         entry["blocked_ms"] = round(blocked * 1000, 2)
-        if isinstance(answer, list):
+        if isinstance(answer, tuple):  # completions, and the future of their files
+            entry["results"] = len(answer[0])
+        elif isinstance(answer, list | dict):
             entry["results"] = len(answer)
         elif answer is not None:
             entry["results"] = 1
@@ -361,6 +401,7 @@ class Steerer:
         logits: torch.Tensor,
         point: TriggerPoint,
         found: list[CompletionCandidate],
+        sources: concurrent.futures.Future[dict[str, str]] | None = None,
     ) -> torch.Tensor:
         o = self.options
         typed = self._monitor.point().partial if self._current_partial(point) else ""
@@ -383,7 +424,7 @@ class Steerer:
         first_token = {
             c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
         }
-        deprecated = self._deprecations(point, items, first_token, typed) if o.deprecation else {}
+        deprecated = self._deprecations(point, items, first_token, sources) if o.deprecation else {}
         for name, server_flag in ((c.name, c.deprecated) for c in items):
             if server_flag and name not in deprecated:
                 deprecated[name] = Deprecation("tagged deprecated by the server", None, "docstring")
@@ -453,7 +494,7 @@ class Steerer:
         point: TriggerPoint,
         items: list[CompletionCandidate],
         first_token: dict[str, float],
-        typed: str,
+        sources: concurrent.futures.Future[dict[str, str]] | None = None,
     ) -> dict[str, Deprecation]:
         """Deprecated items among ``items``, read from the source of the likeliest ones.
 
@@ -468,9 +509,14 @@ class Steerer:
         for item in sorted(items, key=lambda c: -first_token[c.name]):
             groups.setdefault(item.detail or item.name, item)
         paths: dict[str, str] = {}  # group -> the file its names are defined in
+        if sources is not None:  # prefetched when the items arrived
+            prefetched = self._wait(_Query("definitions", sources, time.perf_counter(), point))
+            for detail, path in (prefetched or {}).items():
+                paths[detail] = path
+                self.facts.remember_definition(detail, path)
         futures = []
         for group, item in list(groups.items())[:RESOLVE_FOR_DEPRECATION]:
-            known = self.facts.defined_in.get(group) if item.detail else None
+            known = paths.get(group) or (self.facts.defined_in.get(group) if item.detail else None)
             if known is not None:
                 paths[group] = known
                 continue
@@ -554,7 +600,10 @@ class Steerer:
         proxy = {n: float(first[trie.spellings[remainder[n]].tokens[0]]) for n in shortlist}
         ranked = ranking(proxy)
         scored = 0
-        if ranked and ranked[0].name != by_first[0].name:
+        first_tokens = [trie.spellings[remainder[n]].tokens[0] for n in shortlist]
+        shared = first_tokens.count(trie.spellings[remainder[by_first[0].name]].tokens[0]) > 1
+        # Names that share a first token (``long``, ``longlong``) tie on the proxy: score them.
+        if ranked and (ranked[0].name != by_first[0].name or shared):
             scores = engine.score_continuations(
                 logits,
                 [list(trie.spellings[remainder[n]].tokens) for n in shortlist],

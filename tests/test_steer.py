@@ -306,11 +306,14 @@ def steered(
     pool: concurrent.futures.ThreadPoolExecutor,
     options: SteeringOptions | None = None,
     seen: Callable[[str], None] | None = None,
+    facts: SteeringFacts | None = None,
 ) -> Run:
-    """Generate ``prompt``'s continuation with a steerer; the document is the prompt + a newline."""
+    """Generate ``prompt``'s continuation with a steerer; the document is the prompt + a newline.
+
+    ``facts`` are what completions share (a session's remembered files); fresh by default."""
     model = Scripted(inner, script)
     engine = Engine(model, TOKENIZER)
-    facts = SteeringFacts(
+    facts = facts or SteeringFacts(
         vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
     )
     ids = TOKENIZER.encode(prompt)
@@ -485,8 +488,14 @@ def test_deprecated_items_read_from_their_source_are_demoted(inner, pool, tmp_pa
     assert "deprecated here: dict" in run.trace["notes"]
     asked = [call for call in analysis.calls if call[0] == "definition_source"]
     assert len(asked) == 2  # the two likeliest items, resolved in one round
-    assert [q["outcome"] for q in run.trace["queries"]] == ["ok", "ok", "ok"]
-    assert [q["query"] for q in run.trace["queries"]] == ["completions", "definition", "definition"]
+    # The prefetched files of the items' classes (these items name none), then the two.
+    assert [q["outcome"] for q in run.trace["queries"]] == ["ok", "ok", "ok", "ok"]
+    assert [q["query"] for q in run.trace["queries"]] == [
+        "completions",
+        "definitions",
+        "definition",
+        "definition",
+    ]
 
 
 def test_an_item_the_server_tags_deprecated_is_demoted_without_reading_a_file(inner, pool):
@@ -771,9 +780,12 @@ def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
     assert completion["query"] == "completions" and completion["offset"] == 1
     assert completion["outcome"] == "ok" and completion["results"] == 2
     assert completion["latency_ms"] >= completion["blocked_ms"] >= 0
-    # The two likeliest names were resolved (the script has no definitions: no result).
-    assert [q["query"] for q in run.trace["queries"][1:3]] == ["definition", "definition"]
-    assert all("results" not in q for q in run.trace["queries"][1:3])
+    # No class named in the items' details: nothing prefetched; then the two likeliest names
+    # were resolved (the script has no definitions: no result).
+    assert run.trace["queries"][1]["query"] == "definitions"
+    assert run.trace["queries"][1]["results"] == 0
+    assert [q["query"] for q in run.trace["queries"][2:4]] == ["definition", "definition"]
+    assert all("results" not in q for q in run.trace["queries"][2:4])
     assert [r["name"] for r in run.trace["rankings"][0]["top"]] == ["update", "items"]
     assert run.trace["waited_ms"] >= 0 and run.trace["hints"] == []
 
@@ -831,3 +843,28 @@ def test_a_signature_answer_that_arrives_after_its_call_closed_places_no_hint(in
     )
     assert run.text == "(total, 2)\n    w = 1\n"
     assert run.trace["hints"] == [] and run.trace["interrupts"] == []
+
+
+def test_the_files_of_the_items_classes_are_prefetched_and_remembered(inner, pool, tmp_path):
+    """Items that name their class (Jedi's ``detail``): its file is looked up as soon as the
+    list arrives, and a later completion of the same class asks no definition at all."""
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    detail = "lib.Model"
+    analysis = deprecating(
+        tmp_path,
+        dict=replace(method("dict"), detail=detail),
+        model_dump=replace(method("model_dump"), detail=detail),
+    )
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
+    )
+    options = SteeringOptions(rank=False, hints=False)
+    first = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
+    assert first.text == ".model_dump()\n"
+    assert [q["query"] for q in first.trace["queries"]] == ["completions", "definitions"]
+    assert first.trace["queries"][1]["results"] == 1
+    assert detail in facts.defined_in
+    second = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
+    assert second.text == ".model_dump()\n"
+    assert [q["query"] for q in second.trace["queries"]] == ["completions", "definitions"]
+    assert second.trace["queries"][1]["results"] == 0  # known: nothing to look up
