@@ -321,8 +321,9 @@ class AnalysisInstance:
             ): index
             for index in unknown
         }
-        for task in tasks:  # what arrives after the deadline still fills the cache
-            task.add_done_callback(self._learn_documentation)
+        for task, index in tasks.items():  # what arrives after the deadline still counts
+            key = _doc_key(found[index])  # as asked: a resolved item may differ in detail
+            task.add_done_callback(lambda done, key=key: self._learn_documentation(key, done))
         if tasks:
             await asyncio.wait(tasks, timeout=RESOLVE_SHARE * self._query_budget())
         for task, index in tasks.items():
@@ -330,12 +331,12 @@ class AnalysisInstance:
                 found[index] = task.result()
         return found
 
-    def _learn_documentation(self, task: asyncio.Future[Any]) -> None:
+    def _learn_documentation(self, key: tuple[str, str], task: asyncio.Future[Any]) -> None:
         if task.cancelled() or task.exception() is not None:
             return
         item = task.result()
         if isinstance(item, dict):
-            self._documentation[_doc_key(item)] = item.get("documentation") or ""
+            self._documentation[key] = item.get("documentation") or ""
             while len(self._documentation) > MAX_DOCUMENTATION:
                 self._documentation.popitem(last=False)
 

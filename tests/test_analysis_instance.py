@@ -31,8 +31,13 @@ SPECULATIVE = (
 
 @pytest.fixture
 async def instance() -> AsyncIterator[AnalysisInstance]:
+    # A patient decode loop: the first, cold question waits for every item's documentation
+    # (with the default 250 ms budget, what arrives later only serves the next question).
     analysis = AnalysisInstance(
-        asyncio.get_running_loop(), root_uri=lambda: from_fs_path(str(SHOP)), backoff=(0.05,)
+        asyncio.get_running_loop(),
+        root_uri=lambda: from_fs_path(str(SHOP)),
+        backoff=(0.05,),
+        query_budget=lambda: 20.0,
     )
     yield analysis
     await analysis.stop()
@@ -148,3 +153,30 @@ def test_its_settings_are_the_tuned_ones_with_the_main_jedi_environment():
     for linter in ("pyflakes", "pycodestyle", "mccabe", "pylint", "autopep8", "yapf"):
         assert plugins[linter] == {"enabled": False}
     instance.loop.close()
+
+
+async def test_documentation_that_misses_the_budget_serves_the_next_question():
+    """With no time for documentation, the first answer has none, and the resolves that
+    finish afterwards fill the cache: a later question gets the documentation at once."""
+    analysis = AnalysisInstance(
+        asyncio.get_running_loop(),
+        root_uri=lambda: from_fs_path(str(SHOP)),
+        backoff=(0.05,),
+        query_budget=lambda: 0.0,
+    )
+    try:
+        first = await asyncio.to_thread(
+            analysis.document(URI, 1).completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0
+        )
+        assert {c.name: c.documentation for c in first}["with_vat"] == ""
+        for _ in range(100):  # the resolves still running finish on their own
+            if any(key[0] == "with_vat" for key in analysis._documentation):
+                break
+            await asyncio.sleep(0.1)
+        later = await asyncio.to_thread(
+            analysis.document(URI, 2).completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0
+        )
+        documentation = {c.name: c.documentation for c in later}["with_vat"]
+        assert documentation == "Return this price with value-added tax applied."
+    finally:
+        await analysis.stop()
