@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from steerlsp.models.relevance import RankWeights
 
+_WEIGHTS = RankWeights()  # the ranking's defaults live there, tuned (bench/tune_rank.py)
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -84,13 +86,12 @@ class SteeringOptions:
     max_queries: int = 6
     max_interrupts: int = 2
     budget: float = 0.8  # seconds of waiting for the language server per completion
-    # Tuned on the next-identifier benchmark's train split (bench/tune_rank.py).
-    rank_logprob: float = 0.5
-    rank_relevance: float = 1.0
-    rank_deprecated: float = -10.0
-    rank_private: float = -4.0
-    rank_dunder: float = -6.0
-    rank_expected_type: float = 3.0  # a callable whose result has the type ``return`` needs
+    rank_logprob: float = _WEIGHTS.logprob
+    rank_relevance: float = _WEIGHTS.relevance
+    rank_deprecated: float = _WEIGHTS.deprecated
+    rank_private: float = _WEIGHTS.private
+    rank_dunder: float = _WEIGHTS.dunder
+    rank_expected_type: float = _WEIGHTS.expected_type
 
     def rank_weights(self) -> RankWeights:
         return RankWeights(

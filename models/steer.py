@@ -213,6 +213,7 @@ class Steerer:
         self._waited = 0.0
         self._started = time.perf_counter()
         self._drop_signature = False  # its call closed: remove the hint at the next step
+        self._comments: SuppressComments | None = None  # built once a hint is shown
         # The cursor itself may be a trigger (``profile.|``): ask now, so that the
         # answer overlaps the prompt's prefill.
         self._prefetch(self._monitor.point())
@@ -326,7 +327,9 @@ class Steerer:
         if self._walk is not None:
             logits, by = self._apply_walk(history, logits), "walk"
         elif self._hints:
-            logits, by = SuppressComments(self.facts.comment_tokens)(history, logits), "hint"
+            if self._comments is None:
+                self._comments = SuppressComments(self.facts.comment_tokens)
+            logits, by = self._comments(history, logits), "hint"
         self._record_change(history, raw, logits, by)
         return logits
 
@@ -673,7 +676,7 @@ class Steerer:
             self.trace.notes.append(f"{kind} hint skipped: time budget spent")
             return logits
         logical = list(history[0].tolist())
-        line_start = _line_start(logical, self.facts.vocabulary.texts, self._prompt_length)
+        line_start = _line_start(logical, self.facts.vocabulary.texts)
         if line_start is None:
             self.trace.notes.append(f"{kind} hint skipped: no line start in the prompt")
             return logits
@@ -779,7 +782,7 @@ def _static(found: list[CompletionCandidate]) -> bool:
     return bool(found) and not any(c.name == "__getattr__" for c in found)
 
 
-def _line_start(tokens: list[int], texts: Sequence[str], prompt_length: int) -> int | None:
+def _line_start(tokens: list[int], texts: Sequence[str]) -> int | None:
     """Index of the first token after the last one that holds a line break, if any."""
     for index in range(len(tokens) - 1, 0, -1):
         token = tokens[index - 1]

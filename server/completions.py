@@ -11,6 +11,7 @@ debounced. Every request ends in exactly one reply: a result, or
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import logging
 import os
@@ -106,13 +107,7 @@ class Explained:
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON result of ``steerlsp/explain``."""
-        return {
-            "uri": self.uri,
-            "version": self.version,
-            "completion": self.completion,
-            "steered": self.steered,
-            "trace": self.trace,
-        }
+        return dataclasses.asdict(self)
 
 
 @dataclass

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from steerlsp.server.framing import FrameDecoder, FramingError, encode_frame
-from tests.rawclient import SILENT
+from tests.rawclient import SILENT, spawn
 
 # Bytes a JSON writer never leaves unescaped in a body.
 CONTROL_BYTES = frozenset(range(0x20))
@@ -60,13 +60,7 @@ class FuzzClient:
 
     @classmethod
     async def start(cls, command: list[str]) -> FuzzClient:
-        proc = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        return cls(proc)
+        return cls(await spawn(command))
 
     @property
     def alive(self) -> bool:

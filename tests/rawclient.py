@@ -46,13 +46,7 @@ class RawClient:
 
     @classmethod
     async def start(cls, command: list[str]) -> RawClient:
-        proc = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        return cls(proc)
+        return cls(await spawn(command))
 
     async def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -166,3 +160,13 @@ class RawClient:
             self.proc.kill()
             await self.proc.wait()
         self._reader.cancel()
+
+
+async def spawn(command: list[str]) -> asyncio.subprocess.Process:
+    """A server process talked to over its stdin and stdout (stderr discarded)."""
+    return await asyncio.create_subprocess_exec(
+        *command,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
