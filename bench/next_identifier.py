@@ -393,6 +393,7 @@ def measure(
     configs: dict[str, SteeringOptions],
     common: frozenset[str],
     log: Any = sys.stderr,
+    traces: bool = False,
 ) -> list[Row]:
     """Complete every position under every configuration (loads the model)."""
     from bench.analysis_host import AnalysisHost
@@ -410,7 +411,7 @@ def measure(
             host.warm(Path(members[0].document))
             for position in members:
                 started = time.perf_counter()
-                rows.append(_measure_one(completer, host, position, configs, common))
+                rows.append(_measure_one(completer, host, position, configs, common, traces))
                 print(
                     f"{len(rows)}/{len(positions)} {position.id} {position.truth!r}: "
                     + " ".join(f"{c}={r['written']!r}" for c, r in rows[-1].results.items())
@@ -429,6 +430,7 @@ def _measure_one(
     position: Position,
     configs: dict[str, SteeringOptions],
     common: frozenset[str],
+    traces: bool = False,
 ) -> Row:
     from steerlsp.models.requests import CompletionRequest
     from steerlsp.models.worker import CancelToken
@@ -479,6 +481,8 @@ def _measure_one(
             # re-ranks these offline under other weights.
             "ranking": next((r for r in trace.get("rankings", []) if r.get("offset") == 0), None),
         }
+        if traces:  # the whole explain trace, to read why a position went wrong
+            row.results[name]["trace"] = trace
     return row
 
 
@@ -699,14 +703,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--third-party", type=int, default=THIRD_PARTY, help="sampled per venv")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--weights", default="", help="SteeringOptions overrides: key=value,...")
+    parser.add_argument("--only", default="", help="positions whose id contains this")
+    parser.add_argument("--traces", action="store_true", help="keep each explain trace")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     configs = configurations(names, parse_weights(args.weights))
     common = common_attributes()
     tasks, library, skipped = gather(args.split, args.limit, args.third_party, args.seed)
+    positions = [p for p in tasks + library if args.only in p.id]
     started = time.perf_counter()
-    rows = measure(tasks + library, configs, common)
+    rows = measure(positions, configs, common, traces=args.traces)
     elapsed = time.perf_counter() - started
     summary = summarize(rows, names)
     meta = {

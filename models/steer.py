@@ -60,17 +60,19 @@ log = logging.getLogger(__name__)
 Tokenize = Callable[[str], Sequence[int]]
 LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-# Candidates scored by the model: the best few by first-token probability and by relevance.
-SCORE_BY_FIRST_TOKEN = 3
-SCORE_BY_RELEVANCE = 3
-# Candidates resolved to their definitions to read their deprecation.
+# Candidates scored whole by the model: the best few on first tokens (see _Ranker).
+SHORTLIST = 6
+# Candidates resolved to their definitions to read their deprecation: this many of the
+# model's likeliest names, and this many of the ranker's.
 RESOLVE_FOR_DEPRECATION = 2
 # A hint is not placed when more than this many tokens would be prefilled again.
 MAX_REPREFILL = 96
 # Defining classes and modules whose file is remembered (SteeringFacts.defined_in).
 MAX_DEFINED_IN = 512
-# Defining classes whose files are looked up as soon as a completion list arrives.
+# Defining classes whose files are looked up as soon as a completion list arrives, and
+# (for items that name no class) the names likeliest by relevance alone.
 PREFETCH_GROUPS = 3
+PREFETCH_BY_RELEVANCE = 2
 # Ranked candidates the trace lists, with the parts of their scores.
 RANKED_IN_TRACE = 30
 # A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
@@ -108,8 +110,9 @@ class SteeringFacts:
     pool: concurrent.futures.ThreadPoolExecutor
     deprecations: DeprecationCache
     _comments: torch.Tensor | None = None
-    # Jedi's ``detail`` (the defining class or module) -> the file it is defined in, so a
-    # class's deprecations cost one definition query per session, not one per trigger.
+    # A group (see ``_group``: Jedi's ``detail``, the defining class or module, or a name
+    # in one completion list) -> the file it is defined in, so its deprecations cost one
+    # definition query per session, not one per trigger.
     defined_in: OrderedDict[str, str] = field(default_factory=OrderedDict)
 
     def remember_definition(self, detail: str, path: str) -> None:
@@ -156,6 +159,113 @@ class _Walk:
     @property
     def walking(self) -> bool:
         return any(walk.state is WalkState.WALKING for walk in self.walks)
+
+
+@dataclass
+class _Deprecations:
+    """Definitions asked for, to read which items are deprecated."""
+
+    groups: dict[str, CompletionCandidate]  # see _group -> one item of it
+    listed: str  # the completion list's fingerprint
+    paths: dict[str, str] = field(default_factory=dict)  # group -> its file
+    queries: list[_Query] = field(default_factory=list)
+
+
+class _Ranker:
+    """Ranks one completion list (model log-probability, relevance, metadata).
+
+    First on each name's first-token log-probability, an upper bound of the
+    whole name's: the ``proxy`` ranking. The whole names of the best
+    :data:`SHORTLIST` are then scored in one batched pass, unless the model's
+    favourite already leads and no other shortlisted name shares its first token
+    (the pass cannot change the winner then).
+    """
+
+    def __init__(
+        self,
+        steerer: Steerer,
+        items: list[CompletionCandidate],
+        first_token: dict[str, float],
+        typed: str,
+    ) -> None:
+        self.steerer = steerer
+        self.intent = intent_at(steerer.window + steerer.text)
+        self.items = {c.name: c for c in items}
+        self.first_token = first_token
+        self.typed = typed
+        self.favourite = max(items, key=lambda c: first_token[c.name]).name
+        self.proxy = self._ranking(first_token, {})
+        self.scored = 0
+        self.score_ms = 0.0
+
+    def item(self, name: str) -> CompletionCandidate:
+        return self.items[name]
+
+    def _ranking(
+        self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]
+    ) -> list[Ranked]:
+        candidates = [
+            Candidate(c.name, c.documentation, c.kind, c.name in deprecated, c.returns)
+            for c in self.items.values()
+        ]
+        replacements = {n: d.replacement for n, d in deprecated.items() if d.replacement}
+        return rank_candidates(
+            self.intent,
+            candidates,
+            logprobs,
+            typed=self.typed,
+            weights=self.steerer.weights,
+            replacements=replacements,
+        )
+
+    def score(
+        self, engine: Any, logits: torch.Tensor, trie: CandidateTrie, remainder: dict[str, str]
+    ) -> dict[str, float]:
+        """Log-probabilities to rank by: whole names for the shortlist when it is
+        scored (the rest then count as unlikely), else every name's first token."""
+        names = [r.name for r in self.proxy[:SHORTLIST]]
+        shortlist = list(dict.fromkeys([*names, self.favourite]))
+        tokens = {n: list(trie.spellings[remainder[n]].tokens) for n in shortlist}
+        lead = tokens[self.favourite][0]
+        shared = sum(1 for n in shortlist if tokens[n][0] == lead) > 1  # ``long``, ``longlong``
+        if self.proxy[0].name == self.favourite and not shared:
+            return self.first_token
+        started = time.perf_counter()
+        scores = engine.score_continuations(
+            logits,
+            [tokens[n] for n in shortlist],
+            self.steerer.facts.vocabulary.identifier_break_mask,
+        )
+        self.score_ms = (time.perf_counter() - started) * 1000
+        self.scored = len(shortlist)
+        return {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
+
+    def final(self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]) -> list[str]:
+        """The item names, best first, with the deprecations known by now; traced."""
+        ranked = self._ranking(logprobs, deprecated)
+        self.steerer.trace.rankings.append(
+            {
+                "offset": len(self.steerer.text),
+                "candidates": len(self.items),
+                "scored": self.scored,  # 0: the model's favourite won on first tokens alone
+                "score_ms": round(self.score_ms, 2),
+                "intent": self.intent.function,
+                "expected": self.intent.expected,
+                # The parts of each score, for explain and for tuning the weights offline.
+                "top": [
+                    {
+                        "name": r.name,
+                        "score": round(r.score, 3),
+                        "logprob": round(r.logprob, 3),
+                        "relevance": round(r.relevance, 3),
+                        "metadata": r.metadata,
+                        "expected": r.expected,
+                    }
+                    for r in ranked[:RANKED_IN_TRACE]
+                ],
+            }
+        )
+        return [r.name for r in ranked]
 
 
 class SuppressComments:
@@ -217,6 +327,11 @@ class Steerer:
         # The cursor itself may be a trigger (``profile.|``): ask now, so that the
         # answer overlaps the prompt's prefill.
         self._prefetch(self._monitor.point())
+
+    @property
+    def text(self) -> str:
+        """What the model has written so far."""
+        return self._text
 
     # ---- stage 1: observe (after a token is chosen) ---------------------------------
 
@@ -289,14 +404,27 @@ class Steerer:
     def _definition_files(
         self, text: str, offset: int, items: list[CompletionCandidate], limit: float
     ) -> dict[str, str]:
-        """On a pool thread: the file of one item of each defining class (Jedi's
-        ``detail``) not yet known, in the server's order. -> {detail: path}"""
+        """On a pool thread: the files of the groups (see ``_group``) not yet known: one
+        item of each defining class (Jedi's ``detail``), in the server's order, then
+        the items that name no class and are likeliest by relevance. -> {group: path}"""
+        listed = _fingerprint(items)
         groups: dict[str, CompletionCandidate] = {}
         for item in items:
             if item.detail and item.detail not in self.facts.defined_in:
                 groups.setdefault(item.detail, item)
+        wanted = list(groups.items())[:PREFETCH_GROUPS]
+        plain = [c for c in items if not c.detail]
+        if plain:
+            intent = intent_at(text[:offset])
+            candidates = [Candidate(c.name, c.documentation, c.kind) for c in plain]
+            relevant = relevance_scores(intent, candidates)
+            best = sorted(range(len(plain)), key=lambda i: -relevant[i])
+            for i in [i for i in best if relevant[i] > 0][:PREFETCH_BY_RELEVANCE]:
+                group = _group(plain[i], listed)
+                if group not in self.facts.defined_in:
+                    wanted.append((group, plain[i]))
         found = {}
-        for detail, item in list(groups.items())[:PREFETCH_GROUPS]:
+        for detail, item in wanted:
             spliced = text[:offset] + item.name + text[offset:]
             try:
                 source = self.analysis.definition_source(
@@ -304,8 +432,7 @@ class Steerer:
                 )
             except AnalysisError:
                 continue
-            if source is not None:
-                found[detail] = source.path
+            found[detail] = source.path if source is not None else ""  # "": none known
         return found
 
     def _generated(self, window_offset: int) -> int:
@@ -427,11 +554,24 @@ class Steerer:
         first_token = {
             c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
         }
-        deprecated = self._deprecations(point, items, first_token, sources) if o.deprecation else {}
+        by_first = sorted(items, key=lambda c: -first_token[c.name])
+        ranker = _Ranker(self, items, first_token, typed) if o.rank else None
+        # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
+        contenders = by_first[:RESOLVE_FOR_DEPRECATION]
+        if ranker is not None:
+            contenders += [ranker.item(r.name) for r in ranker.proxy[:RESOLVE_FOR_DEPRECATION]]
+        asked = (
+            self._ask_deprecations(point, found, items, contenders, sources)
+            if o.deprecation
+            else None
+        )
+        # The scoring pass runs while the analysis resolves the contenders' definitions.
+        logprobs = ranker.score(engine, logits, trie, remainder) if ranker is not None else None
+        deprecated = self._read_deprecations(items, asked) if asked is not None else {}
         for name, server_flag in ((c.name, c.deprecated) for c in items):
             if server_flag and name not in deprecated:
                 deprecated[name] = Deprecation("tagged deprecated by the server", None, "docstring")
-        favourite = max(items, key=lambda c: first_token[c.name]).name
+        favourite = by_first[0].name
         if o.hints and favourite in deprecated:
             note = deprecated[favourite]
             better = f"; use {note.replacement}" if note.replacement else ""
@@ -439,8 +579,8 @@ class Steerer:
                 engine, history, logits, "deprecation", f"note: {favourite} is deprecated{better}"
             )
         chosen = [c.name for c in items]
-        if o.rank:
-            chosen = self._rank(engine, logits, items, trie, remainder, deprecated, typed)
+        if ranker is not None and logprobs is not None:
+            chosen = ranker.final(logprobs, deprecated)
         mask = o.mode == "mask" or (o.mode == "auto" and _static(found))
         start = history.shape[-1]
         processors: list[LogitsProcessor] = []
@@ -454,8 +594,16 @@ class Steerer:
                 [trie.spellings[r] for r in followed if r in trie.spellings], trie.vocabulary
             )
         )
+        # A static list is complete: the ranker's choice among it is followed, not only
+        # boosted (its score already holds the model's log-probability). Elsewhere the
+        # boost keeps its escape, for names missing from the list.
+        hard = mask and followed is not None
         walk = CandidateWalk(
-            walk_trie, mode="boost", delta=o.delta, escape_margin=o.escape_margin, start=start
+            walk_trie,
+            mode="mask" if hard else "boost",
+            delta=o.delta,
+            escape_margin=o.escape_margin,
+            start=start,
         )
         processors.append(walk)
         if deprecated:
@@ -492,36 +640,37 @@ class Steerer:
         whole = self.window + self._text
         return whole[whole.rfind("\n") + 1 :]
 
-    def _deprecations(
+    def _ask_deprecations(
         self,
         point: TriggerPoint,
+        found: list[CompletionCandidate],
         items: list[CompletionCandidate],
-        first_token: dict[str, float],
+        contenders: list[CompletionCandidate],
         sources: concurrent.futures.Future[dict[str, str]] | None = None,
-    ) -> dict[str, Deprecation]:
-        """Deprecated items among ``items``, read from the source of the likeliest ones.
+    ) -> _Deprecations:
+        """Start resolving the contenders' definitions (see :meth:`_read_deprecations`).
 
-        Resolving one name gives its file; every deprecated definition in that
-        file whose name is among the items counts (the class's other
-        deprecated methods come with one query).
+        Items group by their defining class or module (Jedi's ``detail``):
+        resolving ``dict`` finds pydantic's main.py, and with it every deprecated
+        BaseModel method. An item without a detail (the analysis instance does not
+        resolve items eagerly) is its own group: it is resolved by name.
         """
-        # One name per defining class or module (Jedi's ``detail``), likeliest first:
-        # resolving ``dict`` finds pydantic's main.py, and with it every deprecated
-        # BaseModel method, whatever the model's favourite field is.
+        listed = _fingerprint(found)
         groups: dict[str, CompletionCandidate] = {}
-        for item in sorted(items, key=lambda c: -first_token[c.name]):
-            groups.setdefault(item.detail or item.name, item)
-        paths: dict[str, str] = {}  # group -> the file its names are defined in
+        for item in [*contenders, *items]:
+            groups.setdefault(_group(item, listed), item)
+        asked = _Deprecations(groups, listed)
         if sources is not None:  # prefetched when the items arrived
             prefetched = self._wait(_Query("definitions", sources, time.perf_counter(), point))
             for detail, path in (prefetched or {}).items():
-                paths[detail] = path
+                asked.paths[detail] = path
                 self.facts.remember_definition(detail, path)
-        futures = []
-        for group, item in list(groups.items())[:RESOLVE_FOR_DEPRECATION]:
-            known = paths.get(group) or (self.facts.defined_in.get(group) if item.detail else None)
-            if known is not None:
-                paths[group] = known
+        wanted = list(dict.fromkeys(_group(c, listed) for c in contenders))
+        for group in wanted:
+            item = groups[group]
+            known = asked.paths.get(group, self.facts.defined_in.get(group))
+            if known is not None:  # "": the analysis knows no definition for it
+                asked.paths[group] = known
                 continue
             if self._queries >= self.options.max_queries:
                 break
@@ -533,112 +682,31 @@ class Steerer:
                 offset - 1,
                 timeout=QUERY_LIMIT + self.options.query_timeout,
             )
-            futures.append(_Query("definition", future, time.perf_counter(), point, group))
-        for query in futures:
+            asked.queries.append(_Query("definition", future, time.perf_counter(), point, group))
+        return asked
+
+    def _read_deprecations(
+        self, items: list[CompletionCandidate], asked: _Deprecations
+    ) -> dict[str, Deprecation]:
+        """Deprecated items, read from the files the asked definitions are in: every
+        deprecated definition there whose name is an item of that class or module."""
+        for query in asked.queries:
             source = self._wait(query)
-            if source is not None:
-                paths[query.extra] = source.path
-                if groups[query.extra].detail:
-                    self.facts.remember_definition(query.extra, source.path)
+            if _answered(query.future):  # maybe None: no definition known
+                path = source.path if source is not None else ""
+                asked.paths[query.extra] = path
+                self.facts.remember_definition(query.extra, path)
         found: dict[str, Deprecation] = {}
-        for group, path in paths.items():
+        for group, path in asked.paths.items():
+            if not path:
+                continue
             deprecated = {d.name: d.deprecation for d in self.facts.deprecations.definitions(path)}
             for item in items:  # only the names of that class or module
-                if (item.detail or item.name) == group and item.name in deprecated:
+                if _group(item, asked.listed) == group and item.name in deprecated:
                     found.setdefault(item.name, deprecated[item.name])
         if found:
             self.trace.notes.append(f"deprecated here: {', '.join(sorted(found))}")
         return found
-
-    def _rank(
-        self,
-        engine: Any,
-        logits: torch.Tensor,
-        items: list[CompletionCandidate],
-        trie: CandidateTrie,
-        remainder: dict[str, str],
-        deprecated: dict[str, Deprecation],
-        typed: str,
-    ) -> list[str]:
-        """The item names, best first (model log-probability, relevance, metadata)."""
-        intent = intent_at(self.window + self._text)
-        candidates = [
-            Candidate(
-                c.name, c.documentation, c.kind, deprecated=c.name in deprecated, returns=c.returns
-            )
-            for c in items
-        ]
-        first = torch.log_softmax(logits[0].float(), dim=-1)
-        by_first = sorted(
-            items, key=lambda c: -float(first[trie.spellings[remainder[c.name]].tokens[0]])
-        )
-        relevant = relevance_scores(intent, candidates)
-        by_relevance = [
-            items[i] for i in sorted(range(len(items)), key=lambda i: -relevant[i]) if relevant[i]
-        ]
-        shortlist = list(
-            dict.fromkeys(
-                [c.name for c in by_first[:SCORE_BY_FIRST_TOKEN]]
-                + [c.name for c in by_relevance[:SCORE_BY_RELEVANCE]]
-            )
-        )
-        replacements = {
-            name: note.replacement for name, note in deprecated.items() if note.replacement
-        }
-
-        def ranking(logprobs: dict[str, float]) -> list[Ranked]:
-            return rank_candidates(
-                intent,
-                candidates,
-                logprobs,
-                typed=typed,
-                weights=self.weights,
-                replacements=replacements,
-            )
-
-        started = time.perf_counter()
-        # First with each name's first-token log-probability (an upper bound of the
-        # whole name's): when the other signals leave the model's favourite on top,
-        # the batched scoring pass (several decode steps' worth) cannot change that.
-        proxy = {n: float(first[trie.spellings[remainder[n]].tokens[0]]) for n in shortlist}
-        ranked = ranking(proxy)
-        scored = 0
-        first_tokens = [trie.spellings[remainder[n]].tokens[0] for n in shortlist]
-        shared = first_tokens.count(trie.spellings[remainder[by_first[0].name]].tokens[0]) > 1
-        # Names that share a first token (``long``, ``longlong``) tie on the proxy: score them.
-        if ranked and (ranked[0].name != by_first[0].name or shared):
-            scores = engine.score_continuations(
-                logits,
-                [list(trie.spellings[remainder[n]].tokens) for n in shortlist],
-                self.facts.vocabulary.identifier_break_mask,
-            )
-            ranked = ranking(
-                {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
-            )
-            scored = len(shortlist)
-        self.trace.rankings.append(
-            {
-                "offset": len(self._text),
-                "candidates": len(items),
-                "scored": scored,  # 0: the model's favourite won on first tokens alone
-                "score_ms": round((time.perf_counter() - started) * 1000, 2),
-                "intent": intent.function,
-                "expected": intent.expected,
-                # The parts of each score, for explain and for tuning the weights offline.
-                "top": [
-                    {
-                        "name": r.name,
-                        "score": round(r.score, 3),
-                        "logprob": round(r.logprob, 3),
-                        "relevance": round(r.relevance, 3),
-                        "metadata": r.metadata,
-                        "expected": r.expected,
-                    }
-                    for r in ranked[:RANKED_IN_TRACE]
-                ],
-            }
-        )
-        return [r.name for r in ranked]
 
     def _apply_walk(self, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         walk = self._walk
@@ -774,6 +842,22 @@ _KINDS = frozenset(
     {"property", "attribute", "field", "variable", "constant", "enummember"}
     | {"method", "function", "constructor", "class", "module", "keyword"}
 )
+
+
+def _answered(future: concurrent.futures.Future[Any]) -> bool:
+    """Whether the query answered (with None, perhaps), not failed, timed out or cancelled."""
+    return future.done() and not future.cancelled() and future.exception() is None
+
+
+def _fingerprint(items: Sequence[CompletionCandidate]) -> str:
+    """The completion list's names, hashed: the same receiver type gives the same list."""
+    return format(hash(frozenset(item.name for item in items)) & 0xFFFFFFFFFFFF, "x")
+
+
+def _group(item: CompletionCandidate, listed: str) -> str:
+    """What an item's file is known by: its defining class or module (Jedi's
+    ``detail``), or, when the analysis gave none, its name in this list."""
+    return item.detail or f"{listed}:{item.name}"
 
 
 def _static(found: list[CompletionCandidate]) -> bool:

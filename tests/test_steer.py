@@ -498,6 +498,61 @@ def test_deprecated_items_read_from_their_source_are_demoted(inner, pool, tmp_pa
     ]
 
 
+def test_a_deprecated_name_the_ranker_favours_is_resolved_by_name_and_its_replacement_wins(
+    inner, pool, tmp_path
+):
+    """Items without a defining class (the analysis instance does not resolve them
+    eagerly) are resolved one by one: the model's likeliest two (fields here) and the
+    ranker's. The function's name asks for ``dict``, which is deprecated; its
+    replacement inherits the support and is written."""
+    head = "def as_dict(obj):\n    x = obj"
+    script = Script(
+        {
+            head + ".name\n": 0.4,
+            head + ".title\n": 0.3,
+            head + ".dict()\n": 0.2,
+            head + ".model_dump()\n": 0.1,
+        }
+    )
+    source = tmp_path / "model.py"
+    source.write_text(MODEL_SOURCE)
+    where = DefinitionSource(str(source), 0)
+    analysis = ScriptedAnalysis(
+        completions={"obj.": [prop("name"), prop("title"), method("dict"), method("model_dump")]},
+        definitions={"obj.dic": where, "obj.model_dum": where},
+    )
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
+    )
+    options = SteeringOptions(hints=False)
+    assert unsteered(inner, script, head).text == ".name\n"
+    run = steered(inner, script, head, analysis, pool, options, facts=facts)
+    assert run.text == ".model_dump()\n"
+    asked = [call[1] for call in analysis.calls if call[0] == "definition_source"]
+    assert any(text.endswith("obj.dict\n") for text in asked)  # the ranker's contender
+    assert run.trace["walks"][0]["deprecated"] == ["dict"]
+    assert run.trace["walks"][0]["followed"] == ["model_dump"]
+    # The same list again (the same receiver type): every file is known by now.
+    analysis.calls.clear()
+    again = steered(inner, script, head, analysis, pool, options, facts=facts)
+    assert again.text == ".model_dump()\n"
+    assert again.trace["walks"][0]["deprecated"] == ["dict"]
+    assert [call for call in analysis.calls if call[0] == "definition_source"] == []
+
+
+def test_the_rankers_choice_in_a_static_list_is_followed_past_what_a_boost_overturns(
+    inner, pool, tmp_path
+):
+    """9.2 nats separate ``dict`` from ``model_dump``: a boost of 7 would not overturn
+    them, but the list is static and the ranker has chosen, so the walk masks to it."""
+    script = Script({DICT: 0.9999, DUMP: 0.0001})
+    analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
+    run = steered(inner, script, HEAD, analysis, pool, SteeringOptions(hints=False))
+    assert run.text == ".model_dump()\n"
+    assert run.trace["walks"][0]["followed"] == ["model_dump"]
+    assert run.trace["changed"][0]["by"] == "walk"
+
+
 def test_an_item_the_server_tags_deprecated_is_demoted_without_reading_a_file(inner, pool):
     script = Script({DICT: 0.7, DUMP: 0.3})
     tagged = CompletionCandidate("dict", kind="method", deprecated=True)
