@@ -272,3 +272,45 @@ def static_errors(task: Task, completion: str, python: Path) -> list[str]:
         if len(parts) == 3 and parts[1].isdigit() and int(parts[1]) >= first:
             errors.append(parts[2].strip())
     return errors
+
+
+def static_deprecations(task: Task, completion: str, python: Path) -> list[str]:
+    """Deprecated APIs the completion's own lines name, whether or not they run.
+
+    Jedi (on the task's venv) resolves every attribute and name on those lines;
+    a definition counts when steerlsp's static reader (``models/deprecation.py``:
+    PEP 702, warnings in the body, docstrings) finds it deprecated at its line.
+    Nothing is imported or run. -> sorted ``module.name`` strings
+    """
+    import jedi
+
+    from steerlsp.models.deprecation import DeprecationCache
+
+    code = task.prompt + completion
+    first = task.prompt.count("\n") + 1
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    environment = jedi.create_environment(str(python), safe=False)
+    script = jedi.Script(code, path=task.path / "candidate.py", environment=environment)
+    lines = code.split("\n")
+    reader = DeprecationCache()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute | ast.Name) or node.lineno < first:
+            continue
+        line, end = node.end_lineno or node.lineno, node.end_col_offset or 0
+        column = len(lines[line - 1].encode()[:end].decode(errors="ignore")) - 1  # in the name
+        try:
+            definitions = script.goto(line, column, follow_imports=True)
+        except Exception:  # Jedi's own failures: the name is not counted
+            continue
+        for definition in definitions:
+            path, at = definition.module_path, definition.line
+            if path is None or at is None or not str(path).endswith((".py", ".pyi")):
+                continue
+            for deprecated in reader.definitions(path):
+                if at - 1 in (deprecated.line, deprecated.first_line):
+                    found.add(f"{definition.module_name}.{deprecated.name}")
+    return sorted(found)

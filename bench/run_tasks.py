@@ -35,7 +35,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import lspbench
-from bench.evaltasks import OUTCOMES, Task, grade, load_tasks, static_errors, venv_for
+from bench.evaltasks import (
+    OUTCOMES,
+    Task,
+    grade,
+    load_tasks,
+    static_deprecations,
+    static_errors,
+    venv_for,
+)
 from bench.lspbench import LspClient
 
 lspbench.TIMEOUT = 600.0  # a multi-line completion on a loaded 2-core machine can be slow
@@ -74,6 +82,8 @@ class Result:
     tests: dict[str, bool] = field(default_factory=dict)
     deprecated: list[str] = field(default_factory=list)  # deprecated APIs the completion ran
     steering: dict[str, float] = field(default_factory=dict)  # STEERING_KEYS; {}: no explain
+    # Deprecated APIs the completion names, resolved statically (run or not).
+    named_deprecated: list[str] = field(default_factory=list)
 
 
 def load_configs(names: list[str]) -> dict[str, dict[str, Any]]:
@@ -244,6 +254,7 @@ def run(
                 completion, latencies, steering = editor.complete(task, python, rounds)
                 graded = grade(task, completion, python)
                 errors = static_errors(task, completion, python) if static else []
+                named = static_deprecations(task, completion, python) if static else []
                 results.append(
                     Result(
                         task.id,
@@ -257,10 +268,11 @@ def run(
                         graded.tests,
                         graded.deprecated,
                         steering,
+                        named,
                     )
                 )
                 lint = f"static errors: {len(errors)}" if errors else ""
-                old = "deprecated API" if graded.deprecated else ""
+                old = "deprecated API" if graded.deprecated or named else ""
                 seconds = sum(latencies) / 1000
                 print(f"{name:>10} {task.id:<44} {graded.outcome:<10} {seconds:5.1f}s {lint} {old}")
         finally:
@@ -318,6 +330,7 @@ def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, floa
             "solved": _share(group, lambda r: r.outcome == "solved"),
             "static_valid": _share(group, lambda r: not r.static_errors and r.outcome != "error"),
             "deprecated": _share(group, lambda r: bool(r.deprecated)),
+            "named_deprecated": _share(group, lambda r: bool(r.named_deprecated)),
         }
         for key in ("queries", "timeouts", "interrupts", "changed", "waited_ms"):
             row[f"{key}_per_completion"] = totals[key] / explained if explained else math.nan
@@ -326,9 +339,8 @@ def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, floa
     for row in out.values():
         for key in ("latency_median_ms", "latency_p90_ms"):
             row[f"{key}_ratio"] = _ratio(row[key], base[key]) if base else math.nan
-        row["deprecated_change"] = (
-            _ratio(row["deprecated"], base["deprecated"]) - 1 if base else math.nan
-        )
+        for key in ("deprecated", "named_deprecated"):
+            row[f"{key}_change"] = _ratio(row[key], base[key]) - 1 if base else math.nan
     return out
 
 
@@ -370,19 +382,27 @@ def summary_lines(table: dict[str, dict[str, float]]) -> list[str]:
         )
     lines += [
         "",
-        "Deprecated-API use (tasks whose completion ran a deprecated API at test time):",
+        "Deprecated-API use: tasks whose completion names a deprecated API (resolved",
+        "statically by Jedi, read by steerlsp's deprecation reader), and tasks whose",
+        "completion ran one at test time:",
         "",
-        "| configuration | tasks | solved | static-valid | deprecated | vs baseline |",
-        "|---|---|---|---|---|---|",
+        "| configuration | tasks | solved | static-valid | names deprecated | vs baseline "
+        "| ran deprecated | vs baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, row in table.items():
-        change = row["deprecated_change"]
         lines.append(
             f"| {name} | {row['tasks']:.0f} | {_num(row['solved'], '.0f', '%')} | "
-            f"{_num(row['static_valid'], '.0f', '%')} | {_num(row['deprecated'], '.0f', '%')} | "
-            f"{'n/a' if math.isnan(change) else f'{100 * change:+.0f}%'} |"
+            f"{_num(row['static_valid'], '.0f', '%')} | "
+            f"{_num(row['named_deprecated'], '.0f', '%')} | "
+            f"{_change(row['named_deprecated_change'])} | "
+            f"{_num(row['deprecated'], '.0f', '%')} | {_change(row['deprecated_change'])} |"
         )
     return lines
+
+
+def _change(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:+.0f}%"
 
 
 def _num(value: float, spec: str = ".2f", unit: str = "") -> str:
@@ -488,7 +508,7 @@ def plot_summary(results: list[Result], names: list[str], path: Path) -> None:
         (
             ("solved", "solved", "#2e7d32"),
             ("static_valid", "static-valid", "#1565c0"),
-            ("deprecated", "deprecated API", "#c62828"),
+            ("named_deprecated", "names a deprecated API", "#c62828"),
         )
     ):
         values = [_zero(table[n][key]) for n in names]

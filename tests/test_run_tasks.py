@@ -255,7 +255,7 @@ def test_the_warnings_plugin_records_what_the_grader_reads(tmp_path):
     ]
 
 
-def _result(config, task, outcome, latency, deprecated=(), steering=None):
+def _result(config, task, outcome, latency, deprecated=(), steering=None, named=()):
     return run_tasks.Result(
         task,
         "changed-api",
@@ -264,6 +264,7 @@ def _result(config, task, outcome, latency, deprecated=(), steering=None):
         latency_ms=list(latency),
         deprecated=list(deprecated),
         steering=steering or {},
+        named_deprecated=list(named),
     )
 
 
@@ -280,7 +281,7 @@ def test_summary_compares_latency_steering_and_deprecated_use_with_baseline():
     }
     results = [
         _result("baseline", "t1", "partial", [100, 200], ["DeprecationWarning (line 3): x"]),
-        _result("baseline", "t2", "solved", [300], [], {**steering, "completions": 1}),
+        _result("baseline", "t2", "solved", [300], [], {**steering, "completions": 1}, ["m.old"]),
         _result("steered", "t1", "solved", [200, 400], [], steered),
         _result(
             "steered",
@@ -304,8 +305,9 @@ def test_summary_compares_latency_steering_and_deprecated_use_with_baseline():
     report = run_tasks.report(results, ["baseline", "steered"])
     assert "| steered | 3 | 400 | 560 | 2.00x | 2.00x |" in report
     assert "| steered | 3 | 2.00 | 0.33 | 0.67 | 2.67 |" in report
-    assert "| baseline | 2 | 50% | 100% | 50% | +0% |" in report
-    assert "| steered | 2 | 100% | 100% | 0% | -100% |" in report
+    assert base["named_deprecated"] == 50.0 and steer["named_deprecated_change"] == -1.0
+    assert "| baseline | 2 | 50% | 100% | 50% | +0% | 50% | +0% |" in report
+    assert "| steered | 2 | 100% | 100% | 0% | -100% | 0% | -100% |" in report
 
 
 def test_summary_without_baseline_or_explain_says_not_available(tmp_path):

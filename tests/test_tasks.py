@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from bench.evaltasks import grade as grade_completion
-from bench.evaltasks import load_tasks, outcome_of, venv_for
+from bench.evaltasks import load_tasks, outcome_of, static_deprecations, venv_for
 
 # The first model start converts the GGUF and the first task builds its venv.
 pytestmark = pytest.mark.timeout(900)
@@ -41,3 +41,16 @@ def test_grading_rules():
     assert outcome_of({"test_output_a": True, "test_approach_b": False}).outcome == "partial"
     assert outcome_of({"test_output_a": False, "test_approach_b": True}).outcome == "not_solved"
     assert outcome_of({}).outcome == "error"
+
+
+def test_static_deprecations_name_what_a_completion_calls_without_running_it():
+    """Jedi on the task's venv resolves the completion's names; pydantic's ``dict`` is
+    deprecated at its definition, ``model_dump`` is not, and a name in the prompt
+    (above the completion) does not count."""
+    task = {t.id: t for t in load_tasks()}["changed-pydantic-model-dump"]
+    python = venv_for(task.requirements)
+    old = "return profile.dict(by_alias=True, exclude_none=True)\n"
+    assert static_deprecations(task, old, python) == ["pydantic.main.dict"]
+    new = "return profile.model_dump(by_alias=True, exclude_none=True)\n"
+    assert static_deprecations(task, new, python) == []
+    assert static_deprecations(task, "return profile.dict(\n", python) == []  # not Python
