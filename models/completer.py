@@ -19,6 +19,7 @@ from steerlsp.models.deprecation import DeprecationCache
 from steerlsp.models.engine import Engine, Generation, release_memory, use_low_precision_head
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
 from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
+from steerlsp.models.runtime_deprecation import RuntimeDeprecations
 from steerlsp.models.steer import Steerer, SteeringFacts
 from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
 from steerlsp.models.worker import CancelToken, JobCancelled
@@ -57,6 +58,7 @@ class Completer:
             _token_ids(loaded.tokenizer, self.template.stop_tokens if self.template else ())
         )
         self._facts: SteeringFacts | None = None
+        self._runtime: RuntimeDeprecations | None = None  # see use_runtime
 
     @property
     def facts(self) -> SteeringFacts:
@@ -67,8 +69,16 @@ class Completer:
                 tokenize=lambda text: self.tokenizer.encode(text, add_special_tokens=False),
                 pool=concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="steerlsp-query"),
                 deprecations=DeprecationCache(),
+                runtime=self._runtime,
             )
         return self._facts
+
+    def use_runtime(self, runtime: RuntimeDeprecations | None) -> None:
+        """The opt-in runtime deprecation check steering may use; None: off. The server
+        decides (it needs a trusted workspace), for the project's interpreter."""
+        self._runtime = runtime
+        if self._facts is not None:
+            self._facts.use_runtime(runtime)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))

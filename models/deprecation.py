@@ -49,7 +49,8 @@ from steerlsp.models.deprecation_text import deprecation_notice, identifier_in, 
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 _MAX_REASON = 300
 
-Source = Literal["decorator", "warning", "docstring"]
+# "runtime": found by importing the module (opt-in, models/runtime_deprecation.py).
+Source = Literal["decorator", "warning", "docstring", "runtime"]
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,10 @@ class SteeringOptions:
     delta: float = 7.0
     escape_margin: float = 5.0
     deprecation: bool = True  # demote deprecated items (read from their source)
+    # Also import their module in a sandboxed child of the project's interpreter to find
+    # what only running code shows (models/runtime_deprecation.py). Opt-in: the server
+    # enables it only in a trusted workspace (``python.trustWorkspace``).
+    runtime_deprecation: bool = False
     hints: bool = True  # interrupt with signature and deprecation hints
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 0.25  # seconds, per query

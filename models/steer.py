@@ -27,6 +27,8 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import math
+import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -52,6 +54,7 @@ from steerlsp.models.relevance import (
     relevance_scores,
 )
 from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.runtime_deprecation import RuntimeDeprecations, locate
 from steerlsp.models.trie import CandidateTrie
 from steerlsp.models.vocab import VocabularyIndex
 
@@ -114,12 +117,69 @@ class SteeringFacts:
     # in one completion list) -> the file it is defined in, so its deprecations cost one
     # definition query per session, not one per trigger.
     defined_in: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    # A group -> the 0-based line of the definition it was resolved by (to locate its class).
+    defined_at: dict[str, int] = field(default_factory=dict)
+    # The opt-in runtime check (``models/runtime_deprecation.py``): None unless the user
+    # asked for it and trusts the workspace (the server decides). See ``use_runtime``.
+    runtime: RuntimeDeprecations | None = None
+    # Groups whose runtime probe was submitted -> the (path, owner class) it probed, once
+    # located; what each (path, owner) probe found. Probes run once per session each.
+    runtime_groups: dict[str, tuple[str, str | None] | None] = field(default_factory=dict)
+    runtime_found: dict[tuple[str, str | None], dict[str, Deprecation]] = field(
+        default_factory=dict
+    )
+    _runtime_busy: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def remember_definition(self, detail: str, path: str) -> None:
+    def remember_definition(self, detail: str, path: str, line: int | None = None) -> None:
         self.defined_in[detail] = path
         self.defined_in.move_to_end(detail)
+        if line is not None:
+            self.defined_at[detail] = line
         while len(self.defined_in) > MAX_DEFINED_IN:
-            self.defined_in.popitem(last=False)
+            forgotten, _ = self.defined_in.popitem(last=False)
+            self.defined_at.pop(forgotten, None)
+
+    def use_runtime(self, runtime: RuntimeDeprecations | None) -> None:
+        """Switch the runtime check (another interpreter, or off): what it found is forgotten."""
+        if runtime is not self.runtime:
+            self.runtime, self.runtime_groups, self.runtime_found = runtime, {}, {}
+
+    def _probe_runtime(self, groups: list[str], path: str, line: int, names: list[str]) -> None:
+        """On a pool thread: import the module of ``path`` in the sandbox and record which
+        of ``names`` its class (the one holding ``line``) deprecates. One probe runs at a
+        time (``submit_probe``); each (path, owner) is probed once."""
+        try:
+            runtime, located = self.runtime, locate(path, line)
+            if runtime is None or located is None:
+                return
+            key = (path, located.owner)
+            for group in groups:
+                self.runtime_groups[group] = key
+            if key in self.runtime_found:  # probed for other groups (one at a time)
+                return
+            found = runtime.probe(
+                located.module, located.owner, names, root=located.root, path=path
+            )
+            if runtime is self.runtime:  # not switched meanwhile
+                self.runtime_found[key] = found
+        except Exception as exc:  # the check is best effort; it never breaks a completion
+            log.debug("runtime deprecation probe of %s failed: %r", path, exc)
+        finally:
+            self._runtime_busy.release()
+
+    def submit_probe(self, groups: list[str], path: str, line: int, names: list[str]) -> bool:
+        """Start a runtime probe for ``groups`` on the pool, unless one is running: one at
+        a time, so that probes (seconds at worst) never starve the analysis queries."""
+        if not self._runtime_busy.acquire(blocking=False):
+            return False
+        for group in groups:
+            self.runtime_groups[group] = None  # submitted; its (path, owner) once located
+        try:
+            self.pool.submit(self._probe_runtime, groups, path, line, names)
+        except RuntimeError:  # the pool is shut down
+            self._runtime_busy.release()
+            return False
+        return True
 
     @property
     def comment_tokens(self) -> torch.Tensor:
@@ -433,6 +493,8 @@ class Steerer:
             except AnalysisError:
                 continue
             found[detail] = source.path if source is not None else ""  # "": none known
+            if source is not None:  # where, for the runtime check's ``locate``
+                self.facts.defined_at[detail] = source.line
         return found
 
     def _generated(self, window_offset: int) -> int:
@@ -693,20 +755,71 @@ class Steerer:
         for query in asked.queries:
             source = self._wait(query)
             if _answered(query.future):  # maybe None: no definition known
-                path = source.path if source is not None else ""
+                path, line = (source.path, source.line) if source is not None else ("", None)
                 asked.paths[query.extra] = path
-                self.facts.remember_definition(query.extra, path)
+                self.facts.remember_definition(query.extra, path, line)
         found: dict[str, Deprecation] = {}
+        quiet = []  # groups in whose file the static reading found none of their items
         for group, path in asked.paths.items():
             if not path:
                 continue
             deprecated = {d.name: d.deprecation for d in self.facts.deprecations.definitions(path)}
+            hit = False
             for item in items:  # only the names of that class or module
                 if _group(item, asked.listed) == group and item.name in deprecated:
                     found.setdefault(item.name, deprecated[item.name])
+                    hit = True
+            if not hit:
+                quiet.append(group)
         if found:
             self.trace.notes.append(f"deprecated here: {', '.join(sorted(found))}")
+        if self.options.runtime_deprecation and self.facts.runtime is not None:
+            self._runtime_deprecations(items, asked, quiet, found)
         return found
+
+    def _runtime_deprecations(
+        self,
+        items: list[CompletionCandidate],
+        asked: _Deprecations,
+        quiet: list[str],
+        found: dict[str, Deprecation],
+    ) -> None:
+        """The opt-in runtime check, never waited for: adds to ``found`` what earlier
+        probes found, and starts one probe (on the pool) of a group the static reading
+        found nothing in. The first completion of a class is not delayed; later ones
+        benefit."""
+        facts = self.facts
+        late: dict[str, Deprecation] = {}
+        for group in asked.paths:
+            key = facts.runtime_groups.get(group)
+            results = facts.runtime_found.get(key, {}) if key is not None else {}
+            for item in items:
+                name = item.name
+                if name in results and name not in found and _probed_for(item, group, asked):
+                    late[name] = results[name]
+        if late:
+            found.update(late)
+            self.trace.notes.append(f"deprecated at runtime: {', '.join(sorted(late))}")
+        for group in quiet:
+            line, path = facts.defined_at.get(group), asked.paths[group]
+            if line is None or group in facts.runtime_groups:
+                continue
+            names = [c.name for c in items if _probed_for(c, group, asked)]
+            if not names:
+                continue
+            # Other groups of one item each in this file: the probe asks about them too.
+            covered = [group] + [
+                g
+                for g in quiet
+                if g != group
+                and asked.paths[g] == path
+                and g in asked.groups
+                and _probed_for(asked.groups[g], group, asked)
+            ]
+            if facts.submit_probe(covered, path, line, names):
+                where = os.path.basename(path)
+                self.trace.notes.append(f"runtime deprecation check started: {where}")
+            break  # one probe at a time
 
     def _apply_walk(self, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         walk = self._walk
@@ -858,6 +971,14 @@ def _group(item: CompletionCandidate, listed: str) -> str:
     """What an item's file is known by: its defining class or module (Jedi's
     ``detail``), or, when the analysis gave none, its name in this list."""
     return item.detail or f"{listed}:{item.name}"
+
+
+def _probed_for(item: CompletionCandidate, group: str, asked: _Deprecations) -> bool:
+    """Whether a runtime probe of ``group`` asks about ``item``: the items of its class or
+    module, or, for a group of one item that names none (see ``_group``), every such
+    item of the list (one receiver, so its names are looked up on one class)."""
+    listed = asked.listed
+    return _group(item, listed) == group or (not item.detail and group.startswith(f"{listed}:"))
 
 
 def _static(found: list[CompletionCandidate]) -> bool:

@@ -34,6 +34,7 @@ from steerlsp.models.requests import (
     ModelOutOfMemory,
     Sampling,
 )
+from steerlsp.models.runtime_deprecation import RuntimeDeprecations
 from steerlsp.models.worker import (
     CancelToken,
     Job,
@@ -43,7 +44,7 @@ from steerlsp.models.worker import (
     WorkerDied,
 )
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
-from steerlsp.server import pygls_adapter
+from steerlsp.server import config, environment, pygls_adapter
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
 from steerlsp.server.positions import to_code_points
@@ -135,6 +136,8 @@ class Completions:
         self._explained: OrderedDict[str, Explained] = OrderedDict()
         self._loaded_for: tuple[Any, ...] | None = None
         self._merging = False  # pylsp's completion results get the AI item
+        self._runtime: RuntimeDeprecations | None = None  # the opt-in runtime check
+        self._runtime_off: str | None = None  # why it is off though asked for (logged once)
 
     @property
     def settings(self) -> Settings:
@@ -185,6 +188,7 @@ class Completions:
         self.state = ModelState.READY
         progress.end("ready")
         log.info("model ready: %s", self.settings.model.name)
+        self.completer.use_runtime(self._runtime_check())
         self._warm_analysis()
 
     def configure(self) -> None:
@@ -192,7 +196,24 @@ class Completions:
         self._last.clear()
         self.start_loading()
         if self.state is ModelState.READY:
+            if self.completer is not None:
+                self.completer.use_runtime(self._runtime_check())
             self._warm_analysis()  # steering may have just been turned on
+
+    def _runtime_check(self) -> RuntimeDeprecations | None:
+        """The runtime deprecation check for the project's interpreter (the one Jedi
+        resolves imports in), when it is asked for and the workspace is trusted; kept
+        while that interpreter is unchanged. One INFO line when asked for without trust."""
+        on, off = config.runtime_deprecation(self.settings)
+        if off is not None and off != self._runtime_off:
+            log.info(off)
+        self._runtime_off = off
+        python = environment.interpreter(self.ls.python_environment()) if on else None
+        if python is None:
+            self._runtime = None
+        elif self._runtime is None or self._runtime.python != python:
+            self._runtime = RuntimeDeprecations(python)
+        return self._runtime
 
     def _warm_analysis(self) -> None:
         """Start the private pylsp now, so that the first steered completion does not

@@ -77,6 +77,7 @@ class SteeringSettings:
     delta: float = field(default=_STEER.delta, metadata={"min": 0.1, "max": 50.0})
     escape_margin: float = field(default=_STEER.escape_margin, metadata={"min": 0.0, "max": 50.0})
     deprecation: bool = _STEER.deprecation
+    runtime_deprecation: bool = _STEER.runtime_deprecation  # also needs python.trustWorkspace
     hints: bool = _STEER.hints
     follow_kind: bool = _STEER.follow_kind
     query_timeout_ms: int = field(
@@ -114,6 +115,21 @@ class Settings:
     completion: CompletionSettings = CompletionSettings()
     python: PythonSettings = PythonSettings()
     steering: SteeringSettings = SteeringSettings()
+
+
+def runtime_deprecation(settings: Settings) -> tuple[bool, str | None]:
+    """Whether the runtime deprecation check runs, and, when it was asked for but does
+    not, why. It imports project code, so it needs ``python.trustWorkspace`` as well as
+    ``steering.runtimeDeprecation`` (and steering's deprecation reading on)."""
+    steering = settings.steering
+    if not (steering.enabled and steering.deprecation and steering.runtime_deprecation):
+        return False, None
+    if not settings.python.trust_workspace:
+        return False, (
+            "steering.runtimeDeprecation is off: it imports project code, "
+            "so it needs python.trustWorkspace"
+        )
+    return True, None
 
 
 def camel(name: str) -> str:

@@ -9,6 +9,7 @@ that interpreter to inspect it, which would execute workspace code.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,21 @@ def resolve(setting: str, root: str | None, env: Mapping[str, str], *, trusted: 
                 candidate / "Scripts" / "python.exe"
             ).exists():
                 return str(candidate)
+    return None
+
+
+def interpreter(environment: str | None) -> str | None:
+    """The Python executable of an environment as ``resolve`` gives it (a venv directory
+    or an interpreter); None (pylsp's own) is this process's. None when a directory
+    holds no interpreter."""
+    if environment is None:
+        return sys.executable or None
+    path = Path(environment)
+    if not path.is_dir():
+        return environment if path.exists() else None
+    for candidate in (path / "bin" / "python", path / "Scripts" / "python.exe"):
+        if candidate.exists():
+            return str(candidate)
     return None
 
 

@@ -13,6 +13,7 @@ from steerlsp.server.config import (
     SteeringSettings,
     camel,
     merge,
+    runtime_deprecation,
     section,
     shown,
 )
@@ -191,6 +192,19 @@ def test_steering_settings_reach_the_decode_loop_in_seconds():
         rank_expected_type=2.0,
     )
     assert isinstance(options.escape_margin, float)  # an integer in JSON is still a float
+
+
+def test_the_runtime_deprecation_check_is_off_by_default_and_needs_a_trusted_workspace():
+    assert Settings().steering.runtime_deprecation is False
+    assert runtime_deprecation(Settings()) == (False, None)  # not asked for: nothing to say
+    asked, problems = merge(Settings(), {"steering": {"runtimeDeprecation": True}})
+    assert problems == [] and asked.steering.options().runtime_deprecation is True
+    on, why = runtime_deprecation(asked)
+    assert on is False and why is not None and "python.trustWorkspace" in why
+    trusted, _ = merge(asked, {"python": {"trustWorkspace": True}})
+    assert runtime_deprecation(trusted) == (True, None)
+    reading_off, _ = merge(trusted, {"steering": {"deprecation": False}})
+    assert runtime_deprecation(reading_off) == (False, None)
 
 
 def test_steering_can_be_turned_off():

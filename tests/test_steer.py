@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,9 +34,10 @@ from steerlsp.models.analysis import (
     ScriptedAnalysis,
     Signature,
 )
-from steerlsp.models.deprecation import DeprecationCache
+from steerlsp.models.deprecation import Deprecation, DeprecationCache
 from steerlsp.models.engine import Engine, Generation
 from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.runtime_deprecation import RuntimeDeprecations
 from steerlsp.models.steer import QUERY_LIMIT, Steerer, SteeringFacts
 from steerlsp.models.vocab import VocabularyIndex
 from tests import tiny
@@ -551,6 +553,64 @@ def test_the_rankers_choice_in_a_static_list_is_followed_past_what_a_boost_overt
     assert run.text == ".model_dump()\n"
     assert run.trace["walks"][0]["followed"] == ["model_dump"]
     assert run.trace["changed"][0]["by"] == "walk"
+
+
+# A decorator the static reader does not know: only importing the module shows it.
+RUNTIME_SOURCE = """def _retired(message):
+    def mark(function):
+        function.__deprecated__ = message
+        return function
+    return mark
+
+
+class Model:
+    @_retired("use model_dump instead")
+    def dict(self):
+        return {}
+
+    def model_dump(self):
+        return {}
+"""
+
+
+def test_a_runtime_probe_the_first_completion_starts_steers_the_second(inner, pool, tmp_path):
+    """Opt-in: the first completion reads nothing statically, starts the probe and is not
+    delayed by it; the next completion of that class finds ``dict`` deprecated."""
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    source = tmp_path / "runtime_model.py"
+    source.write_text(RUNTIME_SOURCE)
+    where = DefinitionSource(str(source), RUNTIME_SOURCE.splitlines().index("    def dict(self):"))
+    analysis = ScriptedAnalysis(
+        completions={"obj.": [method("dict"), method("model_dump")]},
+        definitions={"obj.dic": where, "obj.model_dum": where},
+    )
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY,
+        tokenize=tokenize,
+        pool=pool,
+        deprecations=DeprecationCache(),
+        runtime=RuntimeDeprecations(sys.executable, timeout=20.0),
+    )
+    options = SteeringOptions(rank=False, hints=False)
+    off = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
+    assert off.text == ".dict()\n" and facts.runtime_groups == {}  # not asked for: no probe
+    options = replace(options, runtime_deprecation=True)
+    first = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
+    assert first.text == ".dict()\n" and first.trace["walks"][0]["deprecated"] == []
+    assert "runtime deprecation check started: runtime_model.py" in first.trace["notes"]
+    deadline = time.monotonic() + 30
+    while not facts.runtime_found and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert facts.runtime_found == {
+        (str(source), "Model"): {
+            "dict": Deprecation("use model_dump instead", "model_dump", "runtime"),
+        }
+    }
+    second = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
+    assert second.text == ".model_dump()\n"
+    assert second.trace["walks"][0]["deprecated"] == ["dict"]
+    assert "deprecated at runtime: dict" in second.trace["notes"]
+    assert not any("check started" in note for note in second.trace["notes"])  # once
 
 
 def test_an_item_the_server_tags_deprecated_is_demoted_without_reading_a_file(inner, pool):
