@@ -20,7 +20,8 @@ from steerlsp.models.engine import Engine, Generation, release_memory, use_low_p
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
 from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
 from steerlsp.models.runtime_deprecation import RuntimeDeprecations
-from steerlsp.models.steer import Steerer, SteeringFacts
+from steerlsp.models.steer import Steerer
+from steerlsp.models.steer_facts import SteeringFacts
 from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
 from steerlsp.models.worker import CancelToken, JobCancelled
 from steerlsp.prompts.builder import build_prompt

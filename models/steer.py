@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import math
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,40 +41,31 @@ from steerlsp.models.analysis import (
     Signature,
 )
 from steerlsp.models.candidates import CandidateWalk, Demote, FollowByKind, WalkState
-from steerlsp.models.deprecation import Deprecation, DeprecationCache
+from steerlsp.models.deprecation import Deprecation
 from steerlsp.models.intent import intent_at
 from steerlsp.models.monitor import MonitorState, Trigger, TriggerPoint
+from steerlsp.models.ranker import Ranker
 from steerlsp.models.relevance import (
     Candidate,
-    Ranked,
-    rank_candidates,
     relevance_scores,
 )
 from steerlsp.models.requests import SteeringOptions
-from steerlsp.models.runtime_deprecation import RuntimeDeprecations, locate
+from steerlsp.models.steer_facts import SteeringFacts
 from steerlsp.models.trie import CandidateTrie
-from steerlsp.models.vocab import VocabularyIndex
 
 log = logging.getLogger(__name__)
 
-Tokenize = Callable[[str], Sequence[int]]
 LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-# Candidates scored whole by the model: the best few on first tokens (see _Ranker).
-SHORTLIST = 6
 # Candidates resolved to their definitions to read their deprecation: this many of the
 # model's likeliest names, and this many of the ranker's.
 RESOLVE_FOR_DEPRECATION = 2
 # A hint is not placed when more than this many tokens would be prefilled again.
 MAX_REPREFILL = 96
-# Defining classes and modules whose file is remembered (SteeringFacts.defined_in).
-MAX_DEFINED_IN = 512
 # Defining classes whose files are looked up as soon as a completion list arrives, and
 # (for items that name no class) the names likeliest by relevance alone.
 PREFETCH_GROUPS = 3
 PREFETCH_BY_RELEVANCE = 2
-# Ranked candidates the trace lists, with the parts of their scores.
-RANKED_IN_TRACE = 30
 # A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
 # waits at most ``query_timeout`` once the answer is due (a prefetched query also has
 # the prefill or forward pass it overlaps), then goes on without it.
@@ -102,93 +90,6 @@ class Trace:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass
-class SteeringFacts:
-    """What every completion of one model shares: built once per loaded model."""
-
-    vocabulary: VocabularyIndex
-    tokenize: Tokenize
-    pool: concurrent.futures.ThreadPoolExecutor
-    deprecations: DeprecationCache
-    _comments: torch.Tensor | None = None
-    # A group (see ``_group``: Jedi's ``detail``, the defining class or module, or a name
-    # in one completion list) -> the file it is defined in, so its deprecations cost one
-    # definition query per session, not one per trigger.
-    defined_in: OrderedDict[str, str] = field(default_factory=OrderedDict)
-    # A group -> the 0-based line of the definition it was resolved by (to locate its class).
-    defined_at: dict[str, int] = field(default_factory=dict)
-    # The opt-in runtime check (``models/runtime_deprecation.py``): None unless the user
-    # asked for it and trusts the workspace (the server decides). See ``use_runtime``.
-    runtime: RuntimeDeprecations | None = None
-    # Groups whose runtime probe was submitted -> the (path, owner class) it probed, once
-    # located; what each (path, owner) probe found. Probes run once per session each.
-    runtime_groups: dict[str, tuple[str, str | None] | None] = field(default_factory=dict)
-    runtime_found: dict[tuple[str, str | None], dict[str, Deprecation]] = field(
-        default_factory=dict
-    )
-    _runtime_busy: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def remember_definition(self, detail: str, path: str, line: int | None = None) -> None:
-        self.defined_in[detail] = path
-        self.defined_in.move_to_end(detail)
-        if line is not None:
-            self.defined_at[detail] = line
-        while len(self.defined_in) > MAX_DEFINED_IN:
-            forgotten, _ = self.defined_in.popitem(last=False)
-            self.defined_at.pop(forgotten, None)
-
-    def use_runtime(self, runtime: RuntimeDeprecations | None) -> None:
-        """Switch the runtime check (another interpreter, or off): what it found is forgotten."""
-        if runtime is not self.runtime:
-            self.runtime, self.runtime_groups, self.runtime_found = runtime, {}, {}
-
-    def _probe_runtime(self, groups: list[str], path: str, line: int, names: list[str]) -> None:
-        """On a pool thread: import the module of ``path`` in the sandbox and record which
-        of ``names`` its class (the one holding ``line``) deprecates. One probe runs at a
-        time (``submit_probe``); each (path, owner) is probed once."""
-        try:
-            runtime, located = self.runtime, locate(path, line)
-            if runtime is None or located is None:
-                return
-            key = (path, located.owner)
-            for group in groups:
-                self.runtime_groups[group] = key
-            if key in self.runtime_found:  # probed for other groups (one at a time)
-                return
-            found = runtime.probe(
-                located.module, located.owner, names, root=located.root, path=path
-            )
-            if runtime is self.runtime:  # not switched meanwhile
-                self.runtime_found[key] = found
-        except Exception as exc:  # the check is best effort; it never breaks a completion
-            log.debug("runtime deprecation probe of %s failed: %r", path, exc)
-        finally:
-            self._runtime_busy.release()
-
-    def submit_probe(self, groups: list[str], path: str, line: int, names: list[str]) -> bool:
-        """Start a runtime probe for ``groups`` on the pool, unless one is running: one at
-        a time, so that probes (seconds at worst) never starve the analysis queries."""
-        if not self._runtime_busy.acquire(blocking=False):
-            return False
-        for group in groups:
-            self.runtime_groups[group] = None  # submitted; its (path, owner) once located
-        try:
-            self.pool.submit(self._probe_runtime, groups, path, line, names)
-        except RuntimeError:  # the pool is shut down
-            self._runtime_busy.release()
-            return False
-        return True
-
-    @property
-    def comment_tokens(self) -> torch.Tensor:
-        """Ids of tokens that start a comment (``#``, `` #``, ...). -> [N] long"""
-        if self._comments is None:
-            texts = self.vocabulary.texts
-            ids = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("#")]
-            self._comments = torch.tensor(ids, dtype=torch.long)
-        return self._comments
 
 
 @dataclass
@@ -229,103 +130,6 @@ class _Deprecations:
     listed: str  # the completion list's fingerprint
     paths: dict[str, str] = field(default_factory=dict)  # group -> its file
     queries: list[_Query] = field(default_factory=list)
-
-
-class _Ranker:
-    """Ranks one completion list (model log-probability, relevance, metadata).
-
-    First on each name's first-token log-probability, an upper bound of the
-    whole name's: the ``proxy`` ranking. The whole names of the best
-    :data:`SHORTLIST` are then scored in one batched pass, unless the model's
-    favourite already leads and no other shortlisted name shares its first token
-    (the pass cannot change the winner then).
-    """
-
-    def __init__(
-        self,
-        steerer: Steerer,
-        items: list[CompletionCandidate],
-        first_token: dict[str, float],
-        typed: str,
-    ) -> None:
-        self.steerer = steerer
-        self.intent = intent_at(steerer.window + steerer.text)
-        self.items = {c.name: c for c in items}
-        self.first_token = first_token
-        self.typed = typed
-        self.favourite = max(items, key=lambda c: first_token[c.name]).name
-        self.proxy = self._ranking(first_token, {})
-        self.scored = 0
-        self.score_ms = 0.0
-
-    def item(self, name: str) -> CompletionCandidate:
-        return self.items[name]
-
-    def _ranking(
-        self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]
-    ) -> list[Ranked]:
-        candidates = [
-            Candidate(c.name, c.documentation, c.kind, c.name in deprecated, c.returns)
-            for c in self.items.values()
-        ]
-        replacements = {n: d.replacement for n, d in deprecated.items() if d.replacement}
-        return rank_candidates(
-            self.intent,
-            candidates,
-            logprobs,
-            typed=self.typed,
-            weights=self.steerer.weights,
-            replacements=replacements,
-        )
-
-    def score(
-        self, engine: Any, logits: torch.Tensor, trie: CandidateTrie, remainder: dict[str, str]
-    ) -> dict[str, float]:
-        """Log-probabilities to rank by: whole names for the shortlist when it is
-        scored (the rest then count as unlikely), else every name's first token."""
-        names = [r.name for r in self.proxy[:SHORTLIST]]
-        shortlist = list(dict.fromkeys([*names, self.favourite]))
-        tokens = {n: list(trie.spellings[remainder[n]].tokens) for n in shortlist}
-        lead = tokens[self.favourite][0]
-        shared = sum(1 for n in shortlist if tokens[n][0] == lead) > 1  # ``long``, ``longlong``
-        if self.proxy[0].name == self.favourite and not shared:
-            return self.first_token
-        started = time.perf_counter()
-        scores = engine.score_continuations(
-            logits,
-            [tokens[n] for n in shortlist],
-            self.steerer.facts.vocabulary.identifier_break_mask,
-        )
-        self.score_ms = (time.perf_counter() - started) * 1000
-        self.scored = len(shortlist)
-        return {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
-
-    def final(self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]) -> list[str]:
-        """The item names, best first, with the deprecations known by now; traced."""
-        ranked = self._ranking(logprobs, deprecated)
-        self.steerer.trace.rankings.append(
-            {
-                "offset": len(self.steerer.text),
-                "candidates": len(self.items),
-                "scored": self.scored,  # 0: the model's favourite won on first tokens alone
-                "score_ms": round(self.score_ms, 2),
-                "intent": self.intent.function,
-                "expected": self.intent.expected,
-                # The parts of each score, for explain and for tuning the weights offline.
-                "top": [
-                    {
-                        "name": r.name,
-                        "score": round(r.score, 3),
-                        "logprob": round(r.logprob, 3),
-                        "relevance": round(r.relevance, 3),
-                        "metadata": r.metadata,
-                        "expected": r.expected,
-                    }
-                    for r in ranked[:RANKED_IN_TRACE]
-                ],
-            }
-        )
-        return [r.name for r in ranked]
 
 
 class SuppressComments:
@@ -617,7 +421,18 @@ class Steerer:
             c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
         }
         by_first = sorted(items, key=lambda c: -first_token[c.name])
-        ranker = _Ranker(self, items, first_token, typed) if o.rank else None
+        ranker = (
+            Ranker(
+                intent_at(self.window + self._text),
+                items,
+                first_token,
+                typed=typed,
+                weights=self.weights,
+                breaks=self.facts.vocabulary.identifier_break_mask,
+            )
+            if o.rank
+            else None
+        )
         # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
         contenders = by_first[:RESOLVE_FOR_DEPRECATION]
         if ranker is not None:
@@ -643,6 +458,7 @@ class Steerer:
         chosen = [c.name for c in items]
         if ranker is not None and logprobs is not None:
             chosen = ranker.final(logprobs, deprecated)
+            self.trace.rankings.append(ranker.traced(len(self._text)))
         mask = o.mode == "mask" or (o.mode == "auto" and _static(found))
         start = history.shape[-1]
         processors: list[LogitsProcessor] = []

@@ -38,7 +38,8 @@ from steerlsp.models.deprecation import Deprecation, DeprecationCache
 from steerlsp.models.engine import Engine, Generation
 from steerlsp.models.requests import SteeringOptions
 from steerlsp.models.runtime_deprecation import RuntimeDeprecations
-from steerlsp.models.steer import QUERY_LIMIT, Steerer, SteeringFacts
+from steerlsp.models.steer import QUERY_LIMIT, Steerer
+from steerlsp.models.steer_facts import SteeringFacts
 from steerlsp.models.vocab import VocabularyIndex
 from tests import tiny
 
