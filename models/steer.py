@@ -798,9 +798,11 @@ def _probed_for(item: CompletionCandidate, group: str, asked: _Deprecations) -> 
 
 
 def _static(found: list[CompletionCandidate]) -> bool:
-    """Whether the receiver's members look statically known: a non-empty list (Jedi
-    inferred the type) without ``__getattr__`` (which makes any name possible)."""
-    return bool(found) and not any(c.name == "__getattr__" for c in found)
+    """Whether the receiver's members look statically known: a list with some name of
+    its own (only ``object``'s dunders means Jedi did not infer the type) and without
+    ``__getattr__`` (which makes any name possible)."""
+    own = any(not (c.name.startswith("__") and c.name.endswith("__")) for c in found)
+    return own and not any(c.name == "__getattr__" for c in found)
 
 
 def _line_start(tokens: list[int], texts: Sequence[str]) -> int | None:

@@ -408,6 +408,16 @@ def test_the_walk_boosts_a_dynamic_receivers_name_but_lets_a_sure_model_escape(
     assert walk["wrote"] == ("update" if wrote == RIGHT[len(HEAD) :] else None)
 
 
+def test_a_list_of_dunders_only_is_not_static_so_an_unlisted_name_is_written(inner, pool):
+    """Only ``object``'s dunders: Jedi did not infer the receiver's type (a dynamic
+    attribute), so nothing is masked and the model's sure name passes."""
+    script = Script({HEAD + ".active\n": 0.999, HEAD + ".__dict__\n": 0.001})
+    analysis = completions(method("__dict__"), method("__class__"), method("__repr__"))
+    run = steered(inner, script, HEAD, analysis, pool)
+    assert run.text == ".active\n"
+    assert run.trace["walks"][0]["mode"] == "boost"
+
+
 def test_the_rankers_choice_is_followed_over_the_models_first_token(inner, pool):
     """The model slightly prefers ``items``; the function's name asks for ``update``."""
     head = "def update_record(obj):\n    x = obj"
