@@ -122,6 +122,23 @@ def venv_for(requirements: str, root: Path = VENVS) -> Path:
     return python
 
 
+def graded_pytest(python: str | Path, *extra: str) -> list[str]:
+    """The command that runs a task's tests with the warnings plugin (in the task's copy)."""
+    return [
+        str(python),
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        PLUGIN_MODULE,
+        *WARNING_FLAGS,
+        *extra,
+        "test_task.py",
+    ]
+
+
 def grade(task: Task, completion: str, python: Path, timeout: float = 120) -> Grade:
     """Run the task's tests on ``prompt.py + completion`` in a copy of the task."""
     candidate = task.prompt + completion
@@ -137,19 +154,7 @@ def grade(task: Task, completion: str, python: Path, timeout: float = 120) -> Gr
         report, warned = work / "report.xml", work / "warnings.json"
         try:
             subprocess.run(
-                [
-                    str(python),
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-p",
-                    PLUGIN_MODULE,
-                    *WARNING_FLAGS,
-                    f"--junitxml={report}",
-                    "test_task.py",
-                ],
+                graded_pytest(python, f"--junitxml={report}"),
                 cwd=work,
                 env={**os.environ, "STEERLSP_WARNINGS": str(warned)},
                 capture_output=True,

@@ -55,7 +55,6 @@ class Ranker:
         self.proxy = self._ranking(first_token, {})
         self.scored = 0
         self.score_ms = 0.0
-        self.ranked: list[Ranked] = []
 
     def item(self, name: str) -> CompletionCandidate:
         return self.items[name]
@@ -99,12 +98,11 @@ class Ranker:
         self.scored = len(shortlist)
         return {n: s for n, s in zip(shortlist, scores, strict=True) if math.isfinite(s)}
 
-    def final(self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]) -> list[str]:
-        """The item names, best first, with the deprecations known by now."""
-        self.ranked = self._ranking(logprobs, deprecated)
-        return [r.name for r in self.ranked]
+    def final(self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]) -> list[Ranked]:
+        """The items, best first, with the deprecations known by now."""
+        return self._ranking(logprobs, deprecated)
 
-    def traced(self, offset: int) -> dict[str, Any]:
+    def traced(self, offset: int, ranked: list[Ranked]) -> dict[str, Any]:
         """The final ranking for the explain trace: the parts of each score, for
         explain and for tuning the weights offline (``bench/tune_rank.py``)."""
         return {
@@ -123,6 +121,6 @@ class Ranker:
                     "metadata": r.metadata,
                     "expected": r.expected,
                 }
-                for r in self.ranked[:RANKED_IN_TRACE]
+                for r in ranked[:RANKED_IN_TRACE]
             ],
         }

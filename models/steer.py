@@ -192,11 +192,6 @@ class Steerer:
         # answer overlaps the prompt's prefill.
         self._prefetch(self._monitor.point())
 
-    @property
-    def text(self) -> str:
-        """What the model has written so far."""
-        return self._text
-
     # ---- stage 1: observe (after a token is chosen) ---------------------------------
 
     def observe(self, token: int, text: str) -> None:
@@ -267,10 +262,11 @@ class Steerer:
 
     def _definition_files(
         self, text: str, offset: int, items: list[CompletionCandidate], limit: float
-    ) -> dict[str, str]:
+    ) -> dict[str, tuple[str, int | None]]:
         """On a pool thread: the files of the groups (see ``_group``) not yet known: one
         item of each defining class (Jedi's ``detail``), in the server's order, then
-        the items that name no class and are likeliest by relevance. -> {group: path}"""
+        the items that name no class and are likeliest by relevance.
+        -> {group: (path, definition line)}; ("", None): no definition known"""
         listed = _fingerprint(items)
         groups: dict[str, CompletionCandidate] = {}
         for item in items:
@@ -296,9 +292,7 @@ class Steerer:
                 )
             except AnalysisError:
                 continue
-            found[detail] = source.path if source is not None else ""  # "": none known
-            if source is not None:  # where, for the runtime check's ``locate``
-                self.facts.defined_at[detail] = source.line
+            found[detail] = (source.path, source.line) if source is not None else ("", None)
         return found
 
     def _generated(self, window_offset: int) -> int:
@@ -457,8 +451,9 @@ class Steerer:
             )
         chosen = [c.name for c in items]
         if ranker is not None and logprobs is not None:
-            chosen = ranker.final(logprobs, deprecated)
-            self.trace.rankings.append(ranker.traced(len(self._text)))
+            ranked = ranker.final(logprobs, deprecated)
+            chosen = [r.name for r in ranked]
+            self.trace.rankings.append(ranker.traced(len(self._text), ranked))
         mask = o.mode == "mask" or (o.mode == "auto" and _static(found))
         start = history.shape[-1]
         processors: list[LogitsProcessor] = []
@@ -540,9 +535,9 @@ class Steerer:
         asked = _Deprecations(groups, listed)
         if sources is not None:  # prefetched when the items arrived
             prefetched = self._wait(_Query("definitions", sources, time.perf_counter(), point))
-            for detail, path in (prefetched or {}).items():
+            for detail, (path, line) in (prefetched or {}).items():
                 asked.paths[detail] = path
-                self.facts.remember_definition(detail, path)
+                self.facts.remember_definition(detail, path, line)
         wanted = list(dict.fromkeys(_group(c, listed) for c in contenders))
         for group in wanted:
             item = groups[group]

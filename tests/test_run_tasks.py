@@ -16,9 +16,9 @@ from bench import run_tasks
 from bench.evaltasks import (
     OUTCOMES,
     PLUGIN_MODULE,
-    WARNING_FLAGS,
     WARNINGS_PLUGIN,
     deprecated_uses,
+    graded_pytest,
     is_deprecation,
 )
 
@@ -230,18 +230,7 @@ def test_the_warnings_plugin_records_what_the_grader_reads(tmp_path):
     shutil.copyfile(WARNINGS_PLUGIN, tmp_path / f"{PLUGIN_MODULE}.py")
     out = tmp_path / "warnings.json"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            PLUGIN_MODULE,
-            *WARNING_FLAGS,
-            "test_task.py",
-        ],
+        graded_pytest(sys.executable),
         cwd=tmp_path,
         env={**os.environ, "STEERLSP_WARNINGS": str(out)},
         capture_output=True,
