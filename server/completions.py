@@ -107,8 +107,9 @@ class Explained:
     trace: dict[str, Any] | None  # what steered it (models/steer.py's Trace); None: unsteered
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON result of ``steerlsp/explain``."""
-        return dataclasses.asdict(self)
+        """The JSON result of ``steerlsp/explain``, every string printable: the trace
+        quotes token texts, library docstrings and error messages."""
+        return printable_json(dataclasses.asdict(self))  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -242,7 +243,7 @@ class Completions:
         """``steerlsp/explain``: the last completion of ``uri`` and what steered it."""
         explained = self._explained.get(uri)
         if explained is None:
-            return {"uri": uri, "completion": None, "steered": False, "trace": None}
+            return {"uri": printable(uri), "completion": None, "steered": False, "trace": None}
         return explained.as_dict()
 
     # ---- requests ------------------------------------------------------
@@ -557,6 +558,17 @@ class Completions:
 def printable(text: str) -> str:
     """``text`` without control characters other than tab, CR and LF."""
     return _CONTROL.sub("", text)
+
+
+def printable_json(value: Any) -> Any:
+    """``value`` (JSON-shaped) with :func:`printable` applied to every string and key."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list | tuple):
+        return [printable_json(item) for item in value]
+    if isinstance(value, dict):
+        return {printable_json(key): printable_json(item) for key, item in value.items()}
+    return value
 
 
 def merged_completions(

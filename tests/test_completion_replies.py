@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from steerlsp.server.completions import (
     FIRST,
+    Explained,
     _fallback_item,
     _relative,
     merged_completions,
@@ -128,6 +129,28 @@ def test_merge_without_an_item_keeps_incompleteness():
 def test_printable_drops_c0_c1_and_del_but_not_tab_or_line_ends():
     assert printable("a\x00b\x1bc\x7fd\x85e\x9ff\tg\nh\r\ni\x0cj") == "abcdef\tg\nh\r\nij"
     assert printable("ünïcode ✨ 😋") == "ünïcode ✨ 😋"
+
+
+def test_explain_results_hold_no_control_characters():
+    """The trace quotes token texts, library docstrings and error messages: any of them
+    can hold a control character, and some editors' JSON parsers reject the reply."""
+    trace = {
+        "changed": [{"before": "\x00", "after": "\x1b[0m", "p_before": 0.5}],
+        "notes": ["deprecated here: x\x0b"],
+        "hints": [{"text\x07": "# note\x85: use y"}],
+    }
+    explained = Explained("file:///a.py", 3, "x = 1\x00\n", True, trace).as_dict()
+    assert explained == {
+        "uri": "file:///a.py",
+        "version": 3,
+        "completion": "x = 1\n",
+        "steered": True,
+        "trace": {
+            "changed": [{"before": "", "after": "[0m", "p_before": 0.5}],
+            "notes": ["deprecated here: x"],
+            "hints": [{"text": "# note: use y"}],
+        },
+    }
 
 
 def test_fallback_item_is_printable_plain_text_and_sorts_first():
