@@ -57,6 +57,7 @@ CONFIGS: dict[str, SteeringOptions] = {
     "walk": SteeringOptions(rank=False, mode="boost", deprecation=False, hints=False),
     "ranked": SteeringOptions(),
     "ranked-no-deprecation": SteeringOptions(deprecation=False),
+    "ranked-usage": SteeringOptions(rank_usage=2.0),  # the document-usage signal on
 }
 BASELINE = "unsteered"
 MAX_NEW_TOKENS = 8  # an identifier and a little after it

@@ -29,6 +29,7 @@ GRID = {
     "logprob": [0.2, 0.3, 0.4, 0.5, 0.7, 1.0],
     "relevance": [1.0, 2.0, 3.0, 4.0, 6.0],
     "expected": [0.0, 1.0, 2.0, 3.0, 5.0],
+    "usage": [0.0, 0.5, 1.0, 2.0, 3.0, 4.0],
 }
 
 
@@ -47,17 +48,20 @@ def rankings(rows: Iterable[dict[str, Any]], config: str = CONFIG) -> list[tuple
     return found
 
 
-def first(candidates: list[dict], logprob: float, relevance: float, expected: float) -> str:
+def first(
+    candidates: list[dict], logprob: float, relevance: float, expected: float, usage: float = 0.0
+) -> str:
     """The name ranked first under these weights (metadata penalties as recorded)."""
 
     def score(c: dict) -> float:
         bonus = expected if c.get("expected") else 0.0
-        return logprob * c["logprob"] + relevance * c["relevance"] + c["metadata"] + bonus
+        used = usage * c.get("usage", 0.0)
+        return logprob * c["logprob"] + relevance * c["relevance"] + c["metadata"] + bonus + used
 
     return max(candidates, key=score)["name"]
 
 
-def accuracy(cases: list[tuple[str, list[dict]]], weights: tuple[float, float, float]) -> float:
+def accuracy(cases: list[tuple[str, list[dict]]], weights: tuple[float, ...]) -> float:
     if not cases:
         return 0.0
     return sum(first(c, *weights) == truth for truth, c in cases) / len(cases)
@@ -78,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         ((accuracy(cases, w), w) for w in itertools.product(*GRID.values())),
         key=lambda r: -r[0],
     )
-    for rate, (lp, rel, exp) in results[:10]:
-        print(f"{rate:6.1%}  logprob={lp} relevance={rel} expected_type={exp}")
+    for rate, (lp, rel, exp, use) in results[:10]:
+        print(f"{rate:6.1%}  logprob={lp} relevance={rel} expected_type={exp} usage={use}")
     return 0
 
 

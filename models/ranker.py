@@ -16,7 +16,13 @@ import torch
 from steerlsp.models.analysis import CompletionCandidate
 from steerlsp.models.deprecation import Deprecation
 from steerlsp.models.intent import Intent
-from steerlsp.models.relevance import Candidate, Ranked, RankWeights, rank_candidates
+from steerlsp.models.relevance import (
+    Candidate,
+    DocumentUsage,
+    Ranked,
+    RankWeights,
+    rank_candidates,
+)
 from steerlsp.models.trie import CandidateTrie
 
 # Candidates scored whole by the model: the best few on first tokens.
@@ -44,8 +50,10 @@ class Ranker:
         typed: str,
         weights: RankWeights,
         breaks: torch.Tensor,
+        usage: DocumentUsage | None = None,
     ) -> None:
         self.intent = intent
+        self.usage = usage
         self.weights = weights
         self.breaks = breaks  # [V] bool: the tokens that end an identifier
         self.items = {c.name: c for c in items}
@@ -62,8 +70,11 @@ class Ranker:
     def _ranking(
         self, logprobs: dict[str, float], deprecated: dict[str, Deprecation]
     ) -> list[Ranked]:
+        used = self.usage.score if self.usage is not None else (lambda name: 0.0)
         candidates = [
-            Candidate(c.name, c.documentation, c.kind, c.name in deprecated, c.returns)
+            Candidate(
+                c.name, c.documentation, c.kind, c.name in deprecated, c.returns, used(c.name)
+            )
             for c in self.items.values()
         ]
         replacements = {n: d.replacement for n, d in deprecated.items() if d.replacement}
@@ -120,6 +131,7 @@ class Ranker:
                     "relevance": round(r.relevance, 3),
                     "metadata": r.metadata,
                     "expected": r.expected,
+                    "usage": r.usage,
                 }
                 for r in ranked[:RANKED_IN_TRACE]
             ],

@@ -104,6 +104,7 @@ class Candidate:
     kind: str = ""  # LSP CompletionItemKind name, lower case
     deprecated: bool = False
     returns: str = ""  # what calling it returns, from its signature, when known
+    usage: float = 0.0  # how the document already uses the name (:class:`DocumentUsage`)
 
 
 def split_words(text: str) -> list[str]:
@@ -250,6 +251,9 @@ class RankWeights:
     dunder: float = -6.0  # ``__name__``, unless the user typed ``_``
     missing_logprob: float = -20.0  # for a candidate the model did not score; also the floor
     expected_type: float = 3.0  # its result has the type the code expects here
+    # The document already accesses the name as an attribute. Off: +3 of 66 rankings on
+    # the train split, but no change on the held-out split (47% either way).
+    usage: float = 0.0
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -268,6 +272,7 @@ class Ranked:
     relevance: float  # scaled to [0, 1]: 1 for the most relevant plausible candidate
     metadata: float  # the penalties that applied
     expected: float = 0.0  # the bonus for having the expected type
+    usage: float = 0.0  # the document's use of the name (0, BARE_WORD or 1), before weighting
 
 
 def rank_candidates(
@@ -313,8 +318,13 @@ def rank_candidates(
         logprob = (logprobs or {}).get(candidate.name, weights.missing_logprob)
         logprob = max(logprob, weights.missing_logprob)
         scaled = min(score / top, 1.0) if top > 0 else 0.0
-        total = weights.logprob * logprob + weights.relevance * scaled + metadata + typed_bonus
-        ranked.append(Ranked(candidate.name, total, logprob, scaled, metadata, typed_bonus))
+        used = weights.usage * candidate.usage
+        total = (
+            weights.logprob * logprob + weights.relevance * scaled + metadata + typed_bonus + used
+        )
+        ranked.append(
+            Ranked(candidate.name, total, logprob, scaled, metadata, typed_bonus, candidate.usage)
+        )
     return sorted(ranked, key=lambda r: -r.score)  # stable: ties keep the list's order
 
 
@@ -357,3 +367,29 @@ def _metadata_penalty(candidate: Candidate, typed: str, weights: RankWeights) ->
         elif name.startswith("_"):
             penalty += weights.private
     return penalty
+
+
+_ATTRIBUTE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+# Characters of the document read for usage, before and after the cursor: a cache
+# model of the code nearby, bounded so that a huge file costs what a large one does.
+USAGE_BEFORE, USAGE_AFTER = 60_000, 40_000
+BARE_WORD = 0.25  # the share of the bonus for a name that appears, but not after a dot
+
+
+class DocumentUsage:
+    """Which names the document around the cursor already uses: a member accessed
+    elsewhere in the file (``session.execute`` above, ``.execute`` again) is far
+    likelier than one never written. Code is repetitive; the model sees only the
+    prefix window, and never the text after the cursor."""
+
+    def __init__(self, before: str, after: str) -> None:
+        text = before[-USAGE_BEFORE:] + "\n" + after[:USAGE_AFTER]
+        self.attributes = frozenset(_ATTRIBUTE.findall(text))
+        self.words = frozenset(_WORD.findall(text))
+
+    def score(self, name: str) -> float:
+        """1 for a name used after a dot, :data:`BARE_WORD` for one written otherwise."""
+        if name in self.attributes:
+            return 1.0
+        return BARE_WORD if name in self.words else 0.0

@@ -96,6 +96,7 @@ class SteeringOptions:
     rank_private: float = _WEIGHTS.private
     rank_dunder: float = _WEIGHTS.dunder
     rank_expected_type: float = _WEIGHTS.expected_type
+    rank_usage: float = _WEIGHTS.usage
 
     def rank_weights(self) -> RankWeights:
         return RankWeights(
@@ -105,6 +106,7 @@ class SteeringOptions:
             private=self.rank_private,
             dunder=self.rank_dunder,
             expected_type=self.rank_expected_type,
+            usage=self.rank_usage,
         )
 
     def __post_init__(self) -> None:

@@ -47,6 +47,7 @@ from steerlsp.models.monitor import MonitorState, Trigger, TriggerPoint
 from steerlsp.models.ranker import Ranker
 from steerlsp.models.relevance import (
     Candidate,
+    DocumentUsage,
     relevance_scores,
 )
 from steerlsp.models.requests import SteeringOptions
@@ -188,6 +189,7 @@ class Steerer:
         self._started = time.perf_counter()
         self._drop_signature = False  # its call closed: remove the hint at the next step
         self._comments: SuppressComments | None = None  # built once a hint is shown
+        self._usage: DocumentUsage | None = None
         # The cursor itself may be a trigger (``profile.|``): ask now, so that the
         # answer overlaps the prompt's prefill.
         self._prefetch(self._monitor.point())
@@ -423,6 +425,7 @@ class Steerer:
                 typed=typed,
                 weights=self.weights,
                 breaks=self.facts.vocabulary.identifier_break_mask,
+                usage=self._document_usage() if self.weights.usage else None,
             )
             if o.rank
             else None
@@ -507,6 +510,12 @@ class Steerer:
     def _current_partial(self, point: TriggerPoint) -> bool:
         now = self._monitor.point()
         return now.trigger is Trigger.INSIDE_IDENTIFIER and now.partial_start == point.partial_start
+
+    def _document_usage(self) -> DocumentUsage:
+        """The names the document already uses (read once per completion)."""
+        if self._usage is None:
+            self._usage = DocumentUsage(self.before, self.after)
+        return self._usage
 
     def _line_context(self) -> str:
         """The current line up to the cursor and what was generated: the trie's context."""

@@ -96,6 +96,7 @@ class SteeringSettings:
     rank_expected_type: float = field(
         default=_STEER.rank_expected_type, metadata={"min": 0.0, "max": 50.0}
     )
+    rank_usage: float = field(default=_STEER.rank_usage, metadata={"min": 0.0, "max": 50.0})
 
     def options(self) -> SteeringOptions:
         """The decode loop's options: the same names, and milliseconds become seconds."""

@@ -7,7 +7,9 @@ import dataclasses
 import pytest
 
 from steerlsp.models.relevance import (
+    BARE_WORD,
     Candidate,
+    DocumentUsage,
     Intent,
     RankWeights,
     rank_candidates,
@@ -296,3 +298,28 @@ def test_a_deprecated_names_replacement_inherits_its_support():
     ranked = rank_candidates(Intent(), candidates, logprobs, replacements={"dict": "model_dump"})
     assert [r.name for r in ranked][:2] == ["model_dump", "name"]
     assert ranked[0].logprob == -0.5
+
+
+def test_the_document_says_which_names_it_already_uses():
+    usage = DocumentUsage("rows = session.execute(query)\nreturn session.", "\nsession . commit()")
+    assert usage.score("execute") == 1.0
+    assert usage.score("commit") == 1.0  # after the cursor, spaces around the dot
+    assert usage.score("rows") == BARE_WORD  # written, but never after a dot
+    assert usage.score("flush") == 0.0
+
+
+def test_a_name_the_document_uses_outranks_a_slightly_likelier_one():
+    candidates = [Candidate("flush"), Candidate("execute", usage=1.0)]
+    on = RankWeights(usage=2.0)
+    ranked = rank_candidates(Intent(), candidates, {"flush": -1.0, "execute": -2.5}, weights=on)
+    assert [r.name for r in ranked] == ["execute", "flush"]
+    assert ranked[0].usage == 1.0 and ranked[0].score == pytest.approx(0.5 * -2.5 + 2.0)
+    off = rank_candidates(Intent(), candidates, {"flush": -1.0, "execute": -2.5})
+    assert off[0].name == "flush"  # off by default (see RankWeights.usage)
+
+
+def test_usage_reads_a_bounded_window_around_the_cursor():
+    far = "x.far_away\n" + "y = 1\n" * 20_000
+    assert DocumentUsage(far, "").score("far_away") == 0.0
+    assert DocumentUsage(far[-1000:], "").score("far_away") == 0.0
+    assert DocumentUsage("x.near\n" + "y = 1\n" * 10, "").score("near") == 1.0
