@@ -66,7 +66,10 @@ STEERING_KEYS = (
     "walks",
     "changed",
     "waited_ms",
+    "prompt_tokens",
+    "rounds",
 )
+CONTEXT_KEYS = ("prompt_tokens", "rounds")  # ChatLSP: the prompt's size, error rounds
 
 
 @dataclass
@@ -211,6 +214,8 @@ def steering_counts(explained: Any, version: int) -> dict[str, float] | None:
         "walks": len(trace.get("walks") or []),
         "changed": len(trace.get("changed") or []),
         "waited_ms": float(trace.get("waited_ms") or 0.0),
+        "prompt_tokens": int(explained.get("prompt_tokens") or 0),
+        "rounds": int(explained.get("rounds") or 0),
     }
 
 
@@ -332,8 +337,8 @@ def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, floa
             "deprecated": _share(group, lambda r: bool(r.deprecated)),
             "named_deprecated": _share(group, lambda r: bool(r.named_deprecated)),
         }
-        for key in ("queries", "timeouts", "interrupts", "changed", "waited_ms"):
-            row[f"{key}_per_completion"] = totals[key] / explained if explained else math.nan
+        for key in ("queries", "timeouts", "interrupts", "changed", "waited_ms", *CONTEXT_KEYS):
+            row[f"{key}_per_completion"] = totals.get(key, 0) / explained if explained else math.nan
         out[name] = row
     base = out.get(BASELINE)
     for row in out.values():
@@ -371,14 +376,17 @@ def summary_lines(table: dict[str, dict[str, float]]) -> list[str]:
         "",
         "Steering per completion (from steerlsp/explain):",
         "",
-        "| configuration | completions | queries | timeouts | interrupts | tokens changed |",
-        "|---|---|---|---|---|---|",
+        "| configuration | completions | queries | timeouts | interrupts | tokens changed "
+        "| prompt tokens | error rounds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, row in table.items():
         lines.append(
             f"| {name} | {row['explained']:.0f} | {_num(row['queries_per_completion'])} | "
             f"{_num(row['timeouts_per_completion'])} | "
-            f"{_num(row['interrupts_per_completion'])} | {_num(row['changed_per_completion'])} |"
+            f"{_num(row['interrupts_per_completion'])} | {_num(row['changed_per_completion'])} | "
+            f"{_num(row['prompt_tokens_per_completion'], '.0f')} | "
+            f"{_num(row['rounds_per_completion'])} |"
         )
     lines += [
         "",

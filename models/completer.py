@@ -25,6 +25,7 @@ from steerlsp.models.steer_facts import SteeringFacts
 from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
 from steerlsp.models.worker import CancelToken, JobCancelled
 from steerlsp.prompts.builder import build_prompt
+from steerlsp.prompts.context import context_block
 from steerlsp.prompts.fim import FimTemplate, detect_template, spelling_in, template_named
 from steerlsp.prompts.postprocess import (
     CompletionMode,
@@ -43,6 +44,7 @@ class Completion:
     mode: CompletionMode
     generation: Generation
     trace: dict[str, Any] | None = None  # what steered it (``steerlsp/explain``); None: unsteered
+    prompt_tokens: int = 0
 
 
 class Completer:
@@ -108,6 +110,9 @@ class Completer:
             count_tokens=self.count_tokens,
             prefix_budget=options.prefix_tokens,
             suffix_budget=options.suffix_tokens,
+            context=context_block(
+                request.context, budget=options.context_tokens, count_tokens=self.count_tokens
+            ),
         )
         text, healed = prompt.text, ""
         if self.template is None:  # FIM prompts end with a marker, not the cursor
@@ -178,7 +183,7 @@ class Completer:
         trace = steerer.trace.as_dict() if steerer is not None else None
         if trace is not None:
             log.debug("steering trace: %s", trace)
-        return Completion(text, mode, generation, trace)
+        return Completion(text, mode, generation, trace, len(ids))
 
     def _free(self) -> None:
         self.engine.reset()

@@ -14,6 +14,25 @@ _WEIGHTS = RankWeights()  # the ranking's defaults live there, tuned (bench/tune
 
 
 @dataclass(frozen=True)
+class ChatContext:
+    """ChatLSP's static context for a prompt (``server/chatlsp/``); "" where nothing is known.
+
+    ``attempt`` and ``feedback``: an earlier completion at this cursor and the static
+    errors found on it, for an error round.
+    """
+
+    expected_type: str = ""
+    relevant_types: str = ""
+    relevant_headers: str = ""
+    attempt: str = ""
+    feedback: str = ""
+    returns: bool = False  # ``expected_type`` is the enclosing function's result
+
+    def __bool__(self) -> bool:
+        return any((self.expected_type, self.relevant_types, self.relevant_headers, self.feedback))
+
+
+@dataclass(frozen=True)
 class Sampling:
     """Greedy when ``temperature`` is 0."""
 
@@ -36,6 +55,7 @@ class CompletionRequest:
     # The whole document around the cursor, for the language server's view of
     # the speculative text; None: ``prefix`` and ``suffix`` are the whole document.
     document: Document | None = None
+    context: ChatContext = ChatContext()  # put above the current function in the prompt
 
 
 @dataclass(frozen=True)
@@ -125,6 +145,7 @@ class CompletionOptions:
     suffix_tokens: int = 256
     sampling: Sampling = Sampling()
     steering: SteeringOptions = OFF
+    context_tokens: int = 256  # the most the ChatLSP context block may take
 
 
 class ModelOutOfMemory(Exception):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from steerlsp.prompts.context import with_context
 from steerlsp.prompts.fim import FimTemplate
 
 CountTokens = Callable[[str], int]
@@ -54,6 +55,7 @@ def build_prompt(
     count_tokens: CountTokens,
     prefix_budget: int,
     suffix_budget: int,
+    context: str = "",
 ) -> Prompt:
     """The prompt for a completion at the cursor between ``prefix`` and ``suffix``.
 
@@ -62,14 +64,17 @@ def build_prompt(
     With a template it is the template's FIM layout around the end of the prefix and the
     start of the suffix. Either part is cut at a line boundary to fit its budget; only
     when not even the line next to the cursor fits is that line cut mid-line.
-    Raises ValueError for a negative budget.
+    ``context``: comment lines (``prompts/context.py``) put above the function that
+    encloses the cursor, on top of the prefix budget; ``prefix_chars`` counts the
+    document's code only. Raises ValueError for a negative budget.
     """
     for name, budget in (("prefix_budget", prefix_budget), ("suffix_budget", suffix_budget)):
         if budget < 0:
             raise ValueError(f"{name} must be >= 0, got {budget!r}")
     kept_prefix = prefix_tail(prefix, prefix_budget, count_tokens)
+    code = with_context(kept_prefix, context)
     if template is None:
-        text = path_comment(path) + kept_prefix
+        text = path_comment(path) + code
         return Prompt(text, len(kept_prefix), suffix_used=False, template=None)
     kept_suffix = suffix_head(suffix, suffix_budget, count_tokens)
     if template.file_header is not None and path is not None:
@@ -81,7 +86,7 @@ def build_prompt(
             header,
             template.prefix_marker,
             in_prefix,
-            kept_prefix,
+            code,
             template.suffix_marker,
             kept_suffix,
             template.middle_marker,

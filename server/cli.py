@@ -14,6 +14,7 @@ from typing import Any
 from steerlsp import __version__
 from steerlsp.server import config
 from steerlsp.server.analysis import AnalysisInstance
+from steerlsp.server.chatlsp.service import ChatLsp
 from steerlsp.server.completions import Completions
 from steerlsp.server.connection import UpstreamOptions
 from steerlsp.server.lsp import register_bench_methods, server
@@ -111,6 +112,7 @@ async def serve(
     server.proxy = proxy
     server.protocol.reply_gate = proxy.claim
     server.completions = Completions(server)
+    server.chatlsp = ChatLsp(server)
     proxy.rewrite_results_with(server.completions)
     server.analysis = AnalysisInstance(
         loop,
@@ -122,6 +124,7 @@ async def serve(
     start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
     code = await proxy.exit_code
     await server.analysis.stop()
+    server.chatlsp.close()
     return code
 
 

@@ -18,7 +18,7 @@ import os
 import re
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.uris import to_fs_path
 
 from steerlsp.models.requests import (
+    ChatContext,
     CompletionOptions,
     CompletionRequest,
     Document,
@@ -45,6 +46,9 @@ from steerlsp.models.worker import (
 )
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.server import config, environment, pygls_adapter
+from steerlsp.server.chatlsp import replies
+from steerlsp.server.chatlsp.completion import Checked, Repaired, contextual, repaired
+from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
 from steerlsp.server.positions import to_code_points
@@ -61,6 +65,9 @@ log = logging.getLogger(__name__)
 
 REQUEST_FAILED = -32803
 ACCEPTED_COMMAND = "steerlsp.accepted"
+# The most an inline completion waits for its ChatLSP context (Jedi, three questions
+# cached per document version) before it goes on without.
+INLINE_CONTEXT_BUDGET = 0.5
 # Sorts before every letter, digit and "_" (pylsp's sortText starts with "a"
 # or "z"), in byte order and in ICU collation alike; printable, not
 # whitespace an editor might trim. A NUL sort text did the same, but Emacs'
@@ -105,6 +112,9 @@ class Explained:
     completion: str
     steered: bool
     trace: dict[str, Any] | None  # what steered it (models/steer.py's Trace); None: unsteered
+    prompt_tokens: int = 0
+    context: tuple[str, ...] = ()  # the ChatLSP parts its prompt had ("expected_type", ...)
+    rounds: int = 0  # error rounds before it
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON result of ``steerlsp/explain``, every string printable: the trace
@@ -283,10 +293,101 @@ class Completions:
             return self._reply(uri, cached, replace_start, position, selected)
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         document = self._snapshot(uri, replace_start, position, selected.text if selected else "")
-        text = await self._generate(
-            uri, self._version(uri), prefix, suffix, debounce=automatic, document=document
+        chat = self.settings.chatlsp
+        done, _ = await self._contextual(
+            uri,
+            position,
+            prefix,
+            suffix,
+            document,
+            debounce=automatic,
+            parts=chat.prompt_context if chat.enabled else "none",
+            rounds=chat.repair_rounds if chat.enabled and chat.repair_inline else 0,
+            budget_s=INLINE_CONTEXT_BUDGET,
         )
-        return self._reply(uri, text, replace_start, position, selected)
+        return self._reply(uri, done.text, replace_start, position, selected)
+
+    async def snippet(self, hole: Hole, *, rounds: int) -> replies.LlmCompletionResult:
+        """``textDocument/llmCompletion`` (``rounds`` 0) and ``llmCompletionResolveErrors``:
+        a completion at the hole with the whole ChatLSP context, and error rounds."""
+        around = self._around(hole.uri, hole.position)
+        if around is None:
+            raise ChatLspError(f"{hole.uri} is not open, or the position lies outside it")
+        self._require_ready()
+        document = self._snapshot(hole.uri, hole.position, hole.position)
+        done, used = await self._contextual(
+            hole.uri,
+            hole.position,
+            around.prefix,
+            around.suffix,
+            document,
+            debounce=False,
+            parts="headers",
+            rounds=rounds,
+            budget_s=self.settings.chatlsp.timeout_ms / 1000,
+        )
+        context = replies.CompletionContext(
+            expected_type=used.expected_type,
+            relevant_types=used.relevant_types,
+            relevant_headers=used.relevant_headers,
+            rounds=list(done.feedback),
+        )
+        return replies.LlmCompletionResult(snippet=done.text, context=context)
+
+    async def _contextual(
+        self,
+        uri: str,
+        position: types.Position,
+        prefix: str,
+        suffix: str,
+        document: Document | None,
+        *,
+        debounce: bool,
+        parts: str,
+        rounds: int,
+        budget_s: float,
+    ) -> tuple[Repaired, ChatContext]:
+        """A completion with ChatLSP context (asked for after the debounce, so that
+        superseded keystrokes cost no analysis) and ``rounds`` error rounds."""
+        chat: ChatLsp | None = getattr(self.ls, "chatlsp", None)  # absent on bare test servers
+        if chat is None:
+            parts, rounds = "none", 0
+        version = self._version(uri)
+        used: list[ChatContext] = []  # the context the first attempt was given
+
+        async def generate(attempt: str, errors: str) -> str:
+            async def supply() -> ChatContext:
+                if not used:
+                    found = ChatContext()
+                    if chat is not None:
+                        found = await contextual(chat, Hole(uri, position), parts, budget_s)
+                    used.append(found)
+                return dataclasses.replace(used[0], attempt=attempt, feedback=errors)
+
+            return await self._generate(
+                uri,
+                version,
+                prefix,
+                suffix,
+                debounce=debounce and not used,
+                document=document,
+                context=supply,
+            )
+
+        async def check(text: str) -> Checked:
+            from steerlsp.server.chatlsp.errors import feedback, needs_repair
+
+            assert chat is not None  # no rounds without it
+            _, checked, problems = await chat.error_report(Hole(uri, position, text))
+            return Checked(len(problems), needs_repair(problems), feedback(problems, checked))
+
+        done = await repaired(generate, check, rounds)
+        explained = self._explained.get(uri)
+        if explained is not None and done.feedback:
+            self._explained[uri] = dataclasses.replace(
+                explained, completion=done.text, rounds=len(done.feedback)
+            )
+        return done, (used[0] if used else ChatContext())
 
     async def fallback_item(self, params: dict[str, Any]) -> types.CompletionItem | None:
         """One labelled AI item for ``textDocument/completion``, within the wait budget."""
@@ -425,6 +526,7 @@ class Completions:
         *,
         debounce: bool,
         document: Document | None = None,
+        context: Callable[[], Awaitable[ChatContext]] | None = None,
     ) -> str:
         previous = self._pending.get(uri)
         if previous is not None and previous.job is not None:
@@ -436,9 +538,10 @@ class Completions:
                 await asyncio.sleep(self.settings.completion.debounce_ms / 1000)
                 if self._pending.get(uri) is not pending:
                     raise JsonRpcRequestCancelled("superseded by a newer request")
+            given = await context() if context is not None else ChatContext()
             completer = self.completer
             assert completer is not None
-            request = CompletionRequest(prefix, suffix, _relative(uri, self.ls), document)
+            request = CompletionRequest(prefix, suffix, _relative(uri, self.ls), document, given)
             instance = self._analysis()
             analysis = instance.document(uri, version) if instance and version is not None else None
             completion = await self._run(uri, pending, completer, request, analysis)
@@ -456,7 +559,14 @@ class Completions:
         self.served += 1
         text = printable(completion.text)
         self._last[uri] = _Suggestion(uri, prefix, suffix, text)
-        self._remember(uri, version, text, getattr(completion, "trace", None))
+        self._remember(
+            uri,
+            version,
+            text,
+            getattr(completion, "trace", None),
+            prompt_tokens=getattr(completion, "prompt_tokens", 0),
+            context=tuple(k for k, v in dataclasses.asdict(given).items() if v),
+        )
         return text
 
     async def _run(
@@ -507,10 +617,15 @@ class Completions:
             )
 
     def _remember(
-        self, uri: str, version: int | None, text: str, trace: dict[str, Any] | None
+        self,
+        uri: str,
+        version: int | None,
+        text: str,
+        trace: dict[str, Any] | None,
+        **more: Any,
     ) -> None:
         """Keep the last completion per document for ``steerlsp/explain`` (bounded)."""
-        self._explained[uri] = Explained(uri, version, text, trace is not None, trace)
+        self._explained[uri] = Explained(uri, version, text, trace is not None, trace, **more)
         self._explained.move_to_end(uri)
         while len(self._explained) > EXPLAINED_DOCUMENTS:
             self._explained.popitem(last=False)
@@ -528,6 +643,7 @@ class Completions:
             suffix_tokens=c.suffix_tokens,
             sampling=Sampling(temperature=c.temperature, top_p=c.top_p),
             steering=self.settings.steering.options(),
+            context_tokens=self.settings.chatlsp.context_tokens,
         )
 
     def _reply(

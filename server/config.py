@@ -111,11 +111,32 @@ class SteeringSettings:
 
 
 @dataclass(frozen=True)
+class ChatLspSettings:
+    """The ChatLSP methods, and their context in steerlsp's own completions."""
+
+    enabled: bool = True
+    timeout_ms: int = field(default=5000, metadata={"min": 50, "max": 60000})
+    # What of it goes into steerlsp's own completion prompts, as a comment block above
+    # the current function: "none", "types" (expected type and relevant types) or
+    # "headers" (those and the relevant headers).
+    prompt_context: str = field(
+        default="headers", metadata={"choices": ("none", "types", "headers")}
+    )
+    context_tokens: int = field(default=256, metadata={"min": 0, "max": 4096})
+    # Error rounds in inline completions. Off by default: each round is a whole second
+    # generation, which doubles a completion's latency on a CPU; llmCompletionResolveErrors
+    # (asked for explicitly) uses ``repair_rounds`` all the same.
+    repair_inline: bool = False
+    repair_rounds: int = field(default=2, metadata={"min": 0, "max": 5})
+
+
+@dataclass(frozen=True)
 class Settings:
     model: ModelSettings = ModelSettings()
     completion: CompletionSettings = CompletionSettings()
     python: PythonSettings = PythonSettings()
     steering: SteeringSettings = SteeringSettings()
+    chatlsp: ChatLspSettings = ChatLspSettings()
 
 
 def runtime_deprecation(settings: Settings) -> tuple[bool, str | None]:

@@ -17,7 +17,9 @@ from pygls.lsp.server import LanguageServer
 
 from steerlsp import __version__
 from steerlsp.server import config, environment
-from steerlsp.server.completions import ACCEPTED_COMMAND, Completions
+from steerlsp.server.chatlsp import replies
+from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole, hole_from
+from steerlsp.server.completions import ACCEPTED_COMMAND, Completions, RequestFailed
 from steerlsp.server.pygls_adapter import GatedProtocol, has_workspace
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ class SteerServer(LanguageServer):
 
     proxy: Proxy
     completions: Completions
+    chatlsp: ChatLsp
     analysis: AnalysisInstance | None = None  # the private pylsp steering asks (lazy)
     base_settings: config.Settings = config.Settings()
     settings: config.Settings = config.Settings()
@@ -51,6 +54,17 @@ class SteerServer(LanguageServer):
         if self.analysis is not None:
             self.analysis.configure()  # the same Jedi environment as the main upstream
         self.report_settings(problems)
+
+    def experimental_capabilities(self) -> dict[str, Any]:
+        """What ``capabilities.experimental`` advertises: the ChatLSP methods and the
+        commands that run them (``executeCommandProvider`` lists those too)."""
+        return {
+            "chatlsp": {
+                "methods": list(CHATLSP_METHODS),
+                "commands": [command_of(m) for m in CHATLSP_METHODS],
+            },
+            "steerlsp": {"methods": [STATUS, EXPLAIN]},
+        }
 
     def report_settings(self, problems: list[str]) -> None:
         """Log every problem; pop up each distinct one once a session (editors resend settings)."""
@@ -149,14 +163,16 @@ def did_change_configuration(ls: SteerServer, params: types.DidChangeConfigurati
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: SteerServer, params: types.DidChangeTextDocumentParams) -> None:
-    """A running generation for this document is now stale."""
+    """A running generation for this document is now stale, and so are its ChatLSP answers."""
     ls.completions.document_changed(params.text_document.uri)
+    ls.chatlsp.document_changed(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: SteerServer, params: types.DidCloseTextDocumentParams) -> None:
-    """Forget the document's last completion."""
+    """Forget the document's last completion and its ChatLSP answers."""
     ls.completions.document_closed(params.text_document.uri)
+    ls.chatlsp.document_changed(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
@@ -165,6 +181,136 @@ async def inline_completion(
 ) -> types.InlineCompletionList:
     """Ghost text at the cursor from the in-process model."""
     return await ls.completions.inline(params)
+
+
+# ---- ChatLSP (server/chatlsp/): each method is also a command, for editor keybindings --------
+
+EXPECTED_TYPE = "textDocument/expectedType"
+RELEVANT_TYPES = "textDocument/relevantTypes"
+RELEVANT_HEADERS = "textDocument/relevantHeaders"
+AI_TUTORIAL = "textDocument/aiTutorial"
+ERROR_REPORT = "textDocument/errorReport"
+LLM_COMPLETION = "textDocument/llmCompletion"
+LLM_COMPLETION_RESOLVE_ERRORS = "textDocument/llmCompletionResolveErrors"
+CHATLSP_METHODS = (
+    EXPECTED_TYPE,
+    RELEVANT_TYPES,
+    RELEVANT_HEADERS,
+    AI_TUTORIAL,
+    ERROR_REPORT,
+    LLM_COMPLETION,
+    LLM_COMPLETION_RESOLVE_ERRORS,
+)
+
+
+def command_of(method: str) -> str:
+    """``textDocument/expectedType`` -> ``steerlsp.expectedType``."""
+    return "steerlsp." + method.split("/", 1)[1]
+
+
+def chatlsp_hole(ls: SteerServer, params: Any, *, with_completion: bool = False) -> Hole:
+    if not ls.settings.chatlsp.enabled:
+        raise RequestFailed("steerlsp: ChatLSP is disabled (steerlsp.chatlsp.enabled)")
+    try:
+        return hole_from(params, with_completion=with_completion)
+    except ChatLspError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+
+
+async def answered(call: Any) -> Any:
+    """``call``'s value; a ChatLspError becomes RequestFailed with its message."""
+    try:
+        return await call
+    except ChatLspError as exc:
+        raise RequestFailed(f"steerlsp: {exc}") from exc
+
+
+@server.feature(EXPECTED_TYPE)
+async def expected_type(ls: SteerServer, params: Any) -> replies.ExpectedTypeResult:
+    """The type the expression at the position must have, or a statement that none is known."""
+    hole = chatlsp_hole(ls, params)
+    source, found = await answered(ls.chatlsp.expected_type(hole))
+    return replies.expected_type_result(found, source.location(hole.position))
+
+
+@server.feature(RELEVANT_TYPES)
+async def relevant_types(ls: SteerServer, params: Any) -> replies.ContextListResult:
+    """The definitions of the types reachable from the expected type."""
+    hole = chatlsp_hole(ls, params)
+    source, found = await answered(ls.chatlsp.relevant_types(hole))
+    return replies.context_list_result(found, source.location(hole.position))
+
+
+@server.feature(RELEVANT_HEADERS)
+async def relevant_headers(ls: SteerServer, params: Any) -> replies.ContextListResult:
+    """Headers of the functions in scope that return the expected type (or a part of it)."""
+    hole = chatlsp_hole(ls, params)
+    source, found = await answered(ls.chatlsp.relevant_headers(hole))
+    return replies.context_list_result(found, source.location(hole.position))
+
+
+@server.feature(AI_TUTORIAL)
+async def ai_tutorial(ls: SteerServer, params: Any) -> replies.TutorialResult:
+    """The project's Python version, key dependencies and style, ready for a prompt."""
+    text = await answered(ls.chatlsp.tutorial(chatlsp_hole(ls, params)))
+    return replies.TutorialResult(replies.plain(text))
+
+
+@server.feature(ERROR_REPORT)
+async def error_report(ls: SteerServer, params: Any) -> replies.ErrorReportResult:
+    """Static errors on the lines of ``completion`` if it were inserted at the position
+    (diagnostic ranges are in that text)."""
+    from steerlsp.server.chatlsp.errors import feedback, needs_repair
+
+    hole = chatlsp_hole(ls, params, with_completion=True)
+    _, checked, problems = await answered(ls.chatlsp.error_report(hole))
+    return replies.error_report_result(
+        problems, feedback(problems, checked), needs_repair(problems)
+    )
+
+
+@server.feature(LLM_COMPLETION)
+async def llm_completion(ls: SteerServer, params: Any) -> replies.LlmCompletionResult:
+    """A completion at the position from the model, given the ChatLSP context."""
+    hole = chatlsp_hole(ls, params)
+    return await answered(ls.completions.snippet(hole, rounds=0))
+
+
+@server.feature(LLM_COMPLETION_RESOLVE_ERRORS)
+async def llm_completion_resolve_errors(
+    ls: SteerServer, params: Any
+) -> replies.LlmCompletionResult:
+    """llmCompletion, then up to ``chatlsp.repairRounds`` rounds of static-error repair."""
+    hole = chatlsp_hole(ls, params)
+    rounds = ls.settings.chatlsp.repair_rounds
+    return await answered(ls.completions.snippet(hole, rounds=rounds))
+
+
+def register_chatlsp_commands(ls: SteerServer) -> None:
+    """``steerlsp.expectedType`` etc.: the method's params as the command's one argument."""
+    handlers = {
+        EXPECTED_TYPE: expected_type,
+        RELEVANT_TYPES: relevant_types,
+        RELEVANT_HEADERS: relevant_headers,
+        AI_TUTORIAL: ai_tutorial,
+        ERROR_REPORT: error_report,
+        LLM_COMPLETION: llm_completion,
+        LLM_COMPLETION_RESOLVE_ERRORS: llm_completion_resolve_errors,
+    }
+    for method, handler in handlers.items():
+        ls.command(command_of(method))(_command(handler))
+
+
+def _command(handler: Any) -> Any:
+    async def run(ls: SteerServer, *args: Any) -> Any:
+        if len(args) != 1:
+            raise JsonRpcInvalidParams("expected one argument: the method's params")
+        return await handler(ls, args[0])
+
+    return run
+
+
+register_chatlsp_commands(server)
 
 
 @server.command(ACCEPTED_COMMAND)

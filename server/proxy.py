@@ -30,6 +30,7 @@ from steerlsp.server import environment, pygls_adapter, sync, workspace
 from steerlsp.server import jsonrpc as rpc
 from steerlsp.server.answered import AnsweredIds
 from steerlsp.server.capabilities import (
+    deep_merge,
     document_uri,
     incremental_sync,
     merge_capabilities,
@@ -492,7 +493,11 @@ class Proxy:
         upstream_caps: dict[str, Any] = (up or {}).get("capabilities") or {}
         self.docs.upstream_encoding = upstream_encoding(upstream_caps)
         self.upstream_incremental = incremental_sync(upstream_caps)
-        capabilities = merge_capabilities(upstream_caps, self._unstructure(ours.capabilities))
+        own = self._unstructure(ours.capabilities)
+        own["experimental"] = deep_merge(
+            own.get("experimental") or {}, self.ls.experimental_capabilities()
+        )
+        capabilities = merge_capabilities(upstream_caps, own)
         capabilities["positionEncoding"] = encoding
         self.state = Lifecycle.RUNNING
         self.reply(

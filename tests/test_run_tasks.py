@@ -94,7 +94,9 @@ def test_explain_results_become_per_completion_counts():
         "changed": [{}, {}, {}],
         "waited_ms": 12.5,
     }
-    counts = run_tasks.steering_counts(_explained(2, trace), 2)
+    counts = run_tasks.steering_counts(
+        {**_explained(2, trace), "prompt_tokens": 812, "rounds": 1}, 2
+    )
     assert counts == {
         "completions": 1,
         "steered": 1,
@@ -106,6 +108,8 @@ def test_explain_results_become_per_completion_counts():
         "walks": 1,
         "changed": 3,
         "waited_ms": 12.5,
+        "prompt_tokens": 812,
+        "rounds": 1,
     }
     unsteered = run_tasks.steering_counts(_explained(3, None, steered=False), 3)
     assert unsteered is not None and unsteered["queries"] == 0 and unsteered["steered"] == 0
