@@ -1,0 +1,1 @@
+"""The ChatLSP benchmark: labelled cursor positions in a small project, and their runner."""

@@ -1,0 +1,412 @@
+"""ChatLSP accuracy and latency: expectedType, relevantTypes and relevantHeaders on labelled holes.
+
+Every case of ``labels.toml`` names a file of ``project/`` and a cursor substring;
+the document is that file with the cursor at the substring's end and the rest of
+that line deleted (a user typing there). :class:`Semantics` (root = the project,
+no environment) answers each method twice per case: the first, cold call and
+the second, warm one are timed separately, and the warm answer is scored.
+
+Scores: expectedType is an exact match of the annotation with whitespace removed
+(an empty label must give None); relevantTypes is set equality of the names;
+relevantHeaders needs every labelled header in the top 10 and no absent one.
+Accuracy is broken down by the label's origin.
+
+    python bench/chatlsp/run.py --out bench/results
+
+Writes ``chatlsp.json`` (rows and summary), ``chatlsp.md`` (with every mismatch,
+expected against got) and ``chatlsp.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE / "project"
+LABELS = HERE / "labels.toml"
+METHODS = ("expected_type", "relevant_types", "relevant_headers")
+ORIGINS = ("return", "yield", "assignment", "attribute", "argument", "default", "element", "none")
+TOP_HEADERS = 10
+MIN_CASES = 60
+
+
+@dataclass(frozen=True)
+class Case:
+    """One labelled hole; see the comment at the top of ``labels.toml``."""
+
+    id: str
+    file: str
+    cursor: str
+    expected: str
+    origin: str
+    types: tuple[str, ...]
+    headers: tuple[str, ...]
+    headers_absent: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Document:
+    """The text an editor would send, and the 0-based line and code-point column of the cursor."""
+
+    path: str
+    source: str
+    line: int
+    column: int
+
+
+def load_cases(path: Path = LABELS) -> list[Case]:
+    with path.open("rb") as handle:
+        raw = tomllib.load(handle)
+    return [case_from(entry) for entry in raw.get("case", [])]
+
+
+def case_from(entry: dict[str, Any]) -> Case:
+    """A case from its TOML table; list fields become tuples so cases stay hashable."""
+    return Case(
+        id=entry["id"],
+        file=entry["file"],
+        cursor=entry["cursor"],
+        expected=entry["expected"],
+        origin=entry["origin"],
+        types=tuple(entry["types"]),
+        headers=tuple(entry["headers"]),
+        headers_absent=tuple(entry.get("headers_absent", ())),
+        note=entry.get("note", ""),
+    )
+
+
+def label_problems(cases: list[Case], project: Path = PROJECT) -> list[str]:
+    """Everything wrong with the labels file itself; empty when it is well-formed."""
+    problems = []
+    if len(cases) < MIN_CASES:
+        problems.append(f"{len(cases)} cases, fewer than {MIN_CASES}")
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            problems.append(f"duplicate id {case.id}")
+        seen.add(case.id)
+        if case.origin not in ORIGINS:
+            problems.append(f"{case.id}: unknown origin {case.origin!r}")
+        if (case.origin == "none") != (case.expected == ""):
+            problems.append(f"{case.id}: origin 'none' goes with expected = '' and only with it")
+        path = project / case.file
+        if not path.is_file():
+            problems.append(f"{case.id}: no file {case.file}")
+            continue
+        count = path.read_text(encoding="utf-8").count(case.cursor)
+        if count != 1:
+            problems.append(f"{case.id}: cursor occurs {count} times in {case.file}")
+    return problems
+
+
+def document_from(text: str, cursor: str) -> tuple[str, int, int]:
+    """The text with the cursor at the end of ``cursor`` and the rest of that line deleted.
+
+    Returns (source, line, column): 0-based line, column in code points.
+    """
+    end = text.index(cursor) + len(cursor)
+    line_end = text.find("\n", end)
+    source = text[:end] + ("" if line_end < 0 else text[line_end:])
+    line = text.count("\n", 0, end)
+    column = end - (text.rfind("\n", 0, end) + 1)
+    return source, line, column
+
+
+def document_for(case: Case, project: Path = PROJECT) -> Document:
+    path = project / case.file
+    source, line, column = document_from(path.read_text(encoding="utf-8"), case.cursor)
+    return Document(str(path), source, line, column)
+
+
+def normalise(annotation: str) -> str:
+    """Annotations compare with all whitespace removed: ``X | None`` equals ``X|None``."""
+    return re.sub(r"\s+", "", annotation)
+
+
+def annotation_of(got: Any) -> str:
+    """The label form of an ExpectedType answer: its annotation, or "" for None."""
+    return "" if got is None else normalise(got.annotation)
+
+
+def type_names(got: Iterable[Any]) -> set[str]:
+    return {definition.name for definition in got}
+
+
+def header_names(got: Iterable[Any]) -> list[str]:
+    """The names among the top 10, in the order given."""
+    return [header.name for header in list(got)[:TOP_HEADERS]]
+
+
+def expected_type_ok(case: Case, got: Any) -> bool:
+    return annotation_of(got) == normalise(case.expected)
+
+
+def relevant_types_ok(case: Case, got: Any) -> bool:
+    return type_names(got) == set(case.types)
+
+
+def relevant_headers_ok(case: Case, got: Any) -> bool:
+    names = set(header_names(got))
+    return set(case.headers) <= names and not names & set(case.headers_absent)
+
+
+CHECKS: dict[str, Callable[[Case, Any], bool]] = {
+    "expected_type": expected_type_ok,
+    "relevant_types": relevant_types_ok,
+    "relevant_headers": relevant_headers_ok,
+}
+
+
+def shown(method: str, got: Any) -> Any:
+    """A JSON-able view of an answer, for the rows and the mismatch list."""
+    if method == "expected_type":
+        return None if got is None else {"annotation": got.annotation, "origin": got.origin}
+    if method == "relevant_types":
+        return sorted(type_names(got))
+    return [header.name for header in got]
+
+
+def wanted(method: str, case: Case) -> Any:
+    if method == "expected_type":
+        return case.expected or None
+    if method == "relevant_types":
+        return sorted(case.types)
+    return {"present": list(case.headers), "absent": list(case.headers_absent)}
+
+
+def difference(method: str, case: Case, got: Any) -> str:
+    """What a wrong answer lacks or has too many of, in a few words."""
+    if method == "expected_type":
+        return f"expected {case.expected or 'None'!r}, got {annotation_of(got) or 'None'!r}"
+    if method == "relevant_types":
+        names = type_names(got)
+        return f"missing {sorted(set(case.types) - names)}, extra {sorted(names - set(case.types))}"
+    top = set(header_names(got))
+    missing = [name for name in case.headers if name not in top]
+    unwanted = [name for name in case.headers_absent if name in top]
+    return f"missing {missing}, unwanted {unwanted}"
+
+
+def timed(call: Callable[[], Any]) -> tuple[Any, float, str | None]:
+    """(answer, ms, error): an exception is a miss, recorded as its text."""
+    started = time.perf_counter()
+    try:
+        answer, error = call(), None
+    except Exception as exc:  # a crash on one case must not end the benchmark
+        answer, error = None, f"{type(exc).__name__}: {exc}"
+    return answer, (time.perf_counter() - started) * 1000, error
+
+
+def measure_case(semantics: Any, case: Case, project: Path) -> dict[str, Any]:
+    """Each method cold, then warm; the warm answer is scored."""
+    doc = document_for(case, project)
+    row: dict[str, Any] = {"id": case.id, "file": case.file, "origin": case.origin}
+    for method in METHODS:
+        ask = getattr(semantics, method)
+
+        def call(ask: Any = ask) -> Any:
+            return ask(doc.source, doc.path, doc.line, doc.column)
+
+        _, cold_ms, _ = timed(call)
+        got, warm_ms, error = timed(call)
+        ok = error is None and CHECKS[method](case, got)
+        row[method] = {
+            "ok": ok,
+            "cold_ms": cold_ms,
+            "warm_ms": warm_ms,
+            "error": error,
+            "got": None if error else shown(method, got),
+            "wanted": wanted(method, case),
+            "diff": None if ok else (error or difference(method, case, got)),
+        }
+    answer = row["expected_type"]["got"]
+    row["got_origin"] = answer["origin"] if answer else None
+    return row
+
+
+def measure(cases: list[Case], project: Path = PROJECT) -> dict[str, Any]:
+    from steerlsp.server.chatlsp.semantics import Semantics
+
+    started = time.perf_counter()
+    semantics = Semantics(str(project), None)
+    startup_ms = (time.perf_counter() - started) * 1000
+    rows = [measure_case(semantics, case, project) for case in cases]
+    return {"startup_ms": startup_ms, "rows": rows}
+
+
+def _quantile(values: list[float], q: int) -> float | None:
+    """The q-th percentile (50, 90); None without samples."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def _rate(hits: int, total: int) -> dict[str, Any]:
+    return {"hits": hits, "total": total, "accuracy": hits / total if total else None}
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    methods = {}
+    for method in METHODS:
+        warm = [row[method]["warm_ms"] for row in rows]
+        cold = [row[method]["cold_ms"] for row in rows]
+        methods[method] = {
+            **_rate(sum(row[method]["ok"] for row in rows), len(rows)),
+            "errors": sum(row[method]["error"] is not None for row in rows),
+            "warm_p50_ms": _quantile(warm, 50),
+            "warm_p90_ms": _quantile(warm, 90),
+            "cold_p50_ms": _quantile(cold, 50),
+            "cold_p90_ms": _quantile(cold, 90),
+            "first_call_ms": cold[0] if cold else None,
+        }
+    by_origin = {}
+    for origin in ORIGINS:
+        subset = [row for row in rows if row["origin"] == origin]
+        if subset:
+            by_origin[origin] = {
+                method: _rate(sum(row[method]["ok"] for row in subset), len(subset))
+                for method in METHODS
+            }
+    labelled = [row for row in rows if row["origin"] != "none" and row["got_origin"]]
+    origin_agrees = sum(row["got_origin"] == row["origin"] for row in labelled)
+    return {
+        "methods": methods,
+        "by_origin": by_origin,
+        "origin_agreement": _rate(origin_agrees, len(labelled)),
+    }
+
+
+def _pct(rate: dict[str, Any]) -> str:
+    if rate["accuracy"] is None:
+        return "-"
+    return f"{rate['accuracy']:.0%} ({rate['hits']}/{rate['total']})"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def mismatches(rows: list[dict[str, Any]]) -> list[str]:
+    """One markdown line per failed (case, method): expected against got."""
+    lines = []
+    for row in rows:
+        for method in METHODS:
+            result = row[method]
+            if result["ok"]:
+                continue
+            got = result["error"] or json.dumps(result["got"])
+            lines.append(
+                f"- `{row['id']}` ({row['origin']}) **{method}**: {result['diff']}; "
+                f"expected `{json.dumps(result['wanted'])}`, got `{got}`"
+            )
+    return lines
+
+
+def report(summary: dict[str, Any], rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+    out = [
+        "# ChatLSP semantics on labelled holes",
+        "",
+        f"{meta['cases']} cases in `bench/chatlsp/labels.toml`, project `bench/chatlsp/project`; "
+        f"Semantics started in {_ms(meta['startup_ms'])} ms. Latency in ms: warm = the second "
+        "call on a case, cold = the first; first = the very first call of the run.",
+        "",
+        "| method | accuracy | warm p50 | warm p90 | cold p50 | cold p90 | first | errors |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method, stats in summary["methods"].items():
+        out.append(
+            f"| {method} | {_pct(stats)} | {_ms(stats['warm_p50_ms'])} | "
+            f"{_ms(stats['warm_p90_ms'])} | {_ms(stats['cold_p50_ms'])} | "
+            f"{_ms(stats['cold_p90_ms'])} | {_ms(stats['first_call_ms'])} | {stats['errors']} |"
+        )
+    out += ["", "## By origin", "", "| origin | " + " | ".join(METHODS) + " |"]
+    out.append("|---" * (len(METHODS) + 1) + "|")
+    for origin, rates in summary["by_origin"].items():
+        out.append(f"| {origin} | " + " | ".join(_pct(rates[m]) for m in METHODS) + " |")
+    agreement = summary["origin_agreement"]
+    out += ["", f"ExpectedType.origin agrees with the label on {_pct(agreement)} answered cases."]
+    wrong = mismatches(rows)
+    out += ["", f"## Mismatches ({len(wrong)})", "", *(wrong or ["None."]), ""]
+    return "\n".join(out)
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = list(summary["methods"])
+    fig, (acc_ax, lat_ax) = plt.subplots(1, 2, figsize=(12, 4.5))
+    groups = {"all": summary["methods"], **summary["by_origin"]}
+    width = 0.8 / len(methods)
+    for index, method in enumerate(methods):
+        values = [(rates[method]["accuracy"] or 0) * 100 for rates in groups.values()]
+        positions = [x + index * width for x in range(len(groups))]
+        acc_ax.bar(positions, values, width, label=method)
+    acc_ax.set_xticks([x + width for x in range(len(groups))], list(groups), rotation=30)
+    acc_ax.set_ylabel("accuracy (%)")
+    acc_ax.set_ylim(0, 125)
+    acc_ax.set_yticks(range(0, 101, 20))
+    acc_ax.set_title("Accuracy, overall and by origin of the expected type")
+    acc_ax.legend(fontsize="small", ncol=3, loc="upper center")
+    bars = (("warm_p50_ms", "warm p50"), ("warm_p90_ms", "warm p90"))
+    for index, (key, label) in enumerate(bars):
+        values = [summary["methods"][m][key] or 0 for m in methods]
+        lat_ax.bar([x + index * 0.4 for x in range(len(methods))], values, 0.4, label=label)
+    cold = [summary["methods"][m]["cold_p50_ms"] or 0 for m in methods]
+    lat_ax.scatter([x + 0.2 for x in range(len(methods))], cold, color="k", label="cold p50")
+    lat_ax.set_xticks([x + 0.2 for x in range(len(methods))], methods)
+    lat_ax.set_ylabel("ms")
+    lat_ax.set_title("Latency per method")
+    lat_ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--out", type=Path, default=HERE.parent / "results")
+    parser.add_argument("--labels", type=Path, default=LABELS)
+    parser.add_argument("--only", help="run only the cases whose id contains this text")
+    args = parser.parse_args(argv)
+
+    cases = load_cases(args.labels)
+    problems = label_problems(cases)
+    if problems:
+        print("labels are malformed:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    if args.only:
+        cases = [case for case in cases if args.only in case.id]
+    measured = measure(cases)
+    rows = measured["rows"]
+    summary = summarize(rows)
+    meta = {"cases": len(cases), "startup_ms": measured["startup_ms"], "project": str(PROJECT)}
+    args.out.mkdir(parents=True, exist_ok=True)
+    payload = {"meta": meta, "summary": summary, "cases": [asdict(c) for c in cases], "rows": rows}
+    (args.out / "chatlsp.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    (args.out / "chatlsp.md").write_text(report(summary, rows, meta), encoding="utf-8")
+    plot(summary, args.out / "chatlsp.png")
+    for method, stats in summary["methods"].items():
+        print(f"{method:17} {_pct(stats):>14}  warm p50 {_ms(stats['warm_p50_ms'])} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
