@@ -494,3 +494,32 @@ def test_feedback_groups_problems_by_line() -> None:
         "  E1101 Instance of 'Inventory' has no 'restok' member\n"
         "  F821 undefined name 'y'"
     )
+
+
+ROWS = (
+    "from typing import NamedTuple\n"
+    "\n"
+    "\n"
+    "class Row(NamedTuple):\n"
+    "    sku: str\n"
+    "    price: int\n"
+    "\n"
+    "\n"
+    "def total(row: Row) -> int:\n"
+    "    \n"
+)
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("return row.price_x", ["E1101"]),
+        ("return row.price", []),
+        ("return row._replace(price=1).count(row.sku)", []),  # a tuple's own members
+    ],
+)
+def test_a_named_tuple_annotation_is_inferred_too(
+    checker: ErrorChecker, project: Path, completion: str, expected: list[str]
+) -> None:
+    checked = with_completion(ROWS, 9, 4, completion)
+    assert codes(checker.check(checked, str(project / "shop" / "rows.py"))) == expected

@@ -1,15 +1,21 @@
-"""ChatLSP accuracy and latency: expectedType, relevantTypes and relevantHeaders on labelled holes.
+"""ChatLSP accuracy and latency on labelled holes: the three semantics methods here,
+errorReport and aiTutorial in ``errors_bench.py``.
 
 Every case of ``labels.toml`` names a file of ``project/`` and a cursor substring;
 the document is that file with the cursor at the substring's end and the rest of
 that line deleted (a user typing there). :class:`Semantics` (root = the project,
-no environment) answers each method twice per case: the first, cold call and
-the second, warm one are timed separately, and the warm answer is scored.
+no environment) answers expectedType, relevantTypes and relevantHeaders twice per
+case: the first, cold call and the second, warm one are timed separately, and the
+warm answer is scored.
 
 Scores: expectedType is an exact match of the annotation with whitespace removed
 (an empty label must give None); relevantTypes is set equality of the names;
 relevantHeaders needs every labelled header in the top 10 and no absent one.
-Accuracy is broken down by the label's origin.
+Accuracy is broken down by the label's origin. errorReport must find nothing in
+the deleted rest of the line and must report a misspelling put into it;
+aiTutorial must name the Python version and the indentation (``errors_bench.py``
+says how). The issue's targets stand beside the p50s: 150 ms for the semantics
+methods, 1 s for errorReport (pylint included).
 
     python bench/chatlsp/run.py --out bench/results
 
@@ -27,7 +33,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +46,7 @@ METHODS = ("expected_type", "relevant_types", "relevant_headers")
 ORIGINS = ("return", "yield", "assignment", "attribute", "argument", "default", "element", "none")
 TOP_HEADERS = 10
 MIN_CASES = 60
+TARGET_MS = {"semantics": 150.0, "error_report": 1000.0}  # the issue's p50 targets
 
 
 @dataclass(frozen=True)
@@ -247,7 +254,7 @@ def measure(cases: list[Case], project: Path = PROJECT) -> dict[str, Any]:
     return {"startup_ms": startup_ms, "rows": rows}
 
 
-def _quantile(values: list[float], q: int) -> float | None:
+def quantile(values: list[float], q: int) -> float | None:
     """The q-th percentile (50, 90); None without samples."""
     if not values:
         return None
@@ -256,7 +263,7 @@ def _quantile(values: list[float], q: int) -> float | None:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-def _rate(hits: int, total: int) -> dict[str, Any]:
+def rate(hits: int, total: int) -> dict[str, Any]:
     return {"hits": hits, "total": total, "accuracy": hits / total if total else None}
 
 
@@ -266,12 +273,12 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         warm = [row[method]["warm_ms"] for row in rows]
         cold = [row[method]["cold_ms"] for row in rows]
         methods[method] = {
-            **_rate(sum(row[method]["ok"] for row in rows), len(rows)),
+            **rate(sum(row[method]["ok"] for row in rows), len(rows)),
             "errors": sum(row[method]["error"] is not None for row in rows),
-            "warm_p50_ms": _quantile(warm, 50),
-            "warm_p90_ms": _quantile(warm, 90),
-            "cold_p50_ms": _quantile(cold, 50),
-            "cold_p90_ms": _quantile(cold, 90),
+            "warm_p50_ms": quantile(warm, 50),
+            "warm_p90_ms": quantile(warm, 90),
+            "cold_p50_ms": quantile(cold, 50),
+            "cold_p90_ms": quantile(cold, 90),
             "first_call_ms": cold[0] if cold else None,
         }
     by_origin = {}
@@ -279,7 +286,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         subset = [row for row in rows if row["origin"] == origin]
         if subset:
             by_origin[origin] = {
-                method: _rate(sum(row[method]["ok"] for row in subset), len(subset))
+                method: rate(sum(row[method]["ok"] for row in subset), len(subset))
                 for method in METHODS
             }
     labelled = [row for row in rows if row["origin"] != "none" and row["got_origin"]]
@@ -287,17 +294,17 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "methods": methods,
         "by_origin": by_origin,
-        "origin_agreement": _rate(origin_agrees, len(labelled)),
+        "origin_agreement": rate(origin_agrees, len(labelled)),
     }
 
 
-def _pct(rate: dict[str, Any]) -> str:
-    if rate["accuracy"] is None:
+def percent_text(score: dict[str, Any]) -> str:
+    if score["accuracy"] is None:
         return "-"
-    return f"{rate['accuracy']:.0%} ({rate['hits']}/{rate['total']})"
+    return f"{score['accuracy']:.0%} ({score['hits']}/{score['total']})"
 
 
-def _ms(value: float | None) -> str:
+def ms_text(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
@@ -317,70 +324,145 @@ def mismatches(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def report(summary: dict[str, Any], rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
+def table_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per semantics method, in the shape every row of the tables and the plot has.
+
+    p50/p90 are the warm calls; ``first`` is the run's first call. ``errors_bench``
+    gives errorReport's and aiTutorial's rows in the same shape.
+    """
+    return [
+        {
+            "name": method,
+            "score": stats,
+            "p50": stats["warm_p50_ms"],
+            "p90": stats["warm_p90_ms"],
+            "target": TARGET_MS["semantics"],
+            "cold_p50": stats["cold_p50_ms"],
+            "cold_p90": stats["cold_p90_ms"],
+            "first": stats["first_call_ms"],
+            "errors": stats["errors"],
+        }
+        for method, stats in summary["methods"].items()
+    ]
+
+
+@dataclass(frozen=True)
+class Extra:
+    """What the errorReport and aiTutorial measurements add to the report."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)  # in table_rows' shape
+    section: list[str] = field(default_factory=list)  # markdown lines after "By origin"
+    mismatches: list[str] = field(default_factory=list)
+
+
+def target_text(value: float | None) -> str:
+    return "-" if value is None else f"≤ {value:.0f}"
+
+
+def report(
+    summary: dict[str, Any],
+    rows: list[dict[str, Any]],
+    meta: dict[str, Any],
+    extra: Extra | None = None,
+) -> str:
+    extra = extra or Extra()
     out = [
-        "# ChatLSP semantics on labelled holes",
+        "# ChatLSP on labelled holes",
         "",
         f"{meta['cases']} cases in `bench/chatlsp/labels.toml`, project `bench/chatlsp/project`; "
-        f"Semantics started in {_ms(meta['startup_ms'])} ms. Latency in ms: warm = the second "
-        "call on a case, cold = the first; first = the very first call of the run.",
+        f"Semantics started in {ms_text(meta['startup_ms'])} ms. Latency in ms: for the semantics "
+        "methods p50/p90 are the second call on a case, cold the first; for errorReport and "
+        "aiTutorial every call but the run's first; first = the run's very first call. "
+        "Target = the issue's p50 target.",
         "",
-        "| method | accuracy | warm p50 | warm p90 | cold p50 | cold p90 | first | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        "| method | accuracy | p50 | target | p90 | cold p50 | cold p90 | first | errors |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for method, stats in summary["methods"].items():
-        out.append(
-            f"| {method} | {_pct(stats)} | {_ms(stats['warm_p50_ms'])} | "
-            f"{_ms(stats['warm_p90_ms'])} | {_ms(stats['cold_p50_ms'])} | "
-            f"{_ms(stats['cold_p90_ms'])} | {_ms(stats['first_call_ms'])} | {stats['errors']} |"
-        )
+    for row in table_rows(summary) + extra.rows:
+        cells = [
+            row["name"],
+            percent_text(row["score"]),
+            ms_text(row["p50"]),
+            target_text(row.get("target")),
+            *(ms_text(row.get(key)) for key in ("p90", "cold_p50", "cold_p90", "first")),
+            str(row["errors"]),
+        ]
+        out.append("| " + " | ".join(cells) + " |")
     out += ["", "## By origin", "", "| origin | " + " | ".join(METHODS) + " |"]
     out.append("|---" * (len(METHODS) + 1) + "|")
     for origin, rates in summary["by_origin"].items():
-        out.append(f"| {origin} | " + " | ".join(_pct(rates[m]) for m in METHODS) + " |")
+        out.append(f"| {origin} | " + " | ".join(percent_text(rates[m]) for m in METHODS) + " |")
     agreement = summary["origin_agreement"]
-    out += ["", f"ExpectedType.origin agrees with the label on {_pct(agreement)} answered cases."]
-    wrong = mismatches(rows)
+    out += [
+        "",
+        f"ExpectedType.origin agrees with the label on {percent_text(agreement)} answered cases.",
+    ]
+    out += extra.section
+    wrong = mismatches(rows) + extra.mismatches
     out += ["", f"## Mismatches ({len(wrong)})", "", *(wrong or ["None."]), ""]
     return "\n".join(out)
 
 
-def plot(summary: dict[str, Any], path: Path) -> None:
+def plot(summary: dict[str, Any], extra: Extra, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     methods = list(summary["methods"])
-    fig, (acc_ax, lat_ax) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (origin_ax, acc_ax, lat_ax) = plt.subplots(
+        1, 3, figsize=(17, 4.8), gridspec_kw={"width_ratios": [1.4, 1, 1.2]}
+    )
     groups = {"all": summary["methods"], **summary["by_origin"]}
     width = 0.8 / len(methods)
     for index, method in enumerate(methods):
         values = [(rates[method]["accuracy"] or 0) * 100 for rates in groups.values()]
         positions = [x + index * width for x in range(len(groups))]
-        acc_ax.bar(positions, values, width, label=method)
-    acc_ax.set_xticks([x + width for x in range(len(groups))], list(groups), rotation=30)
-    acc_ax.set_ylabel("accuracy (%)")
-    acc_ax.set_ylim(0, 125)
-    acc_ax.set_yticks(range(0, 101, 20))
-    acc_ax.set_title("Accuracy, overall and by origin of the expected type")
-    acc_ax.legend(fontsize="small", ncol=3, loc="upper center")
-    bars = (("warm_p50_ms", "warm p50"), ("warm_p90_ms", "warm p90"))
-    for index, (key, label) in enumerate(bars):
-        values = [summary["methods"][m][key] or 0 for m in methods]
-        lat_ax.bar([x + index * 0.4 for x in range(len(methods))], values, 0.4, label=label)
-    cold = [summary["methods"][m]["cold_p50_ms"] or 0 for m in methods]
-    lat_ax.scatter([x + 0.2 for x in range(len(methods))], cold, color="k", label="cold p50")
-    lat_ax.set_xticks([x + 0.2 for x in range(len(methods))], methods)
-    lat_ax.set_ylabel("ms")
+        origin_ax.bar(positions, values, width, label=method)
+    origin_ax.set_xticks([x + width for x in range(len(groups))], list(groups), rotation=30)
+    origin_ax.set_ylabel("accuracy (%)")
+    origin_ax.set_ylim(0, 125)
+    origin_ax.set_yticks(range(0, 101, 20))
+    origin_ax.set_title("Semantics accuracy by origin of the expected type")
+    origin_ax.legend(fontsize="small", ncol=3, loc="upper center")
+
+    rows = table_rows(summary) + extra.rows
+    names = [row["name"] for row in rows]
+    accuracy = [(row["score"]["accuracy"] or 0) * 100 for row in rows]
+    acc_ax.barh(names, accuracy, color="tab:green")
+    for at, row in enumerate(rows):
+        acc_ax.text(1, at, percent_text(row["score"]), va="center", fontsize="small", color="white")
+    acc_ax.invert_yaxis()
+    acc_ax.set_xlim(0, 100)
+    acc_ax.set_xlabel("accuracy (%)")
+    acc_ax.set_title("Accuracy per method")
+
+    y = list(range(len(rows)))
+    lat_ax.barh([v - 0.2 for v in y], [row["p50"] or 0 for row in rows], 0.4, label="p50")
+    lat_ax.barh([v + 0.2 for v in y], [row["p90"] or 0 for row in rows], 0.4, label="p90")
+    targets = [(v, row["target"]) for v, row in zip(y, rows, strict=True) if row.get("target")]
+    lat_ax.scatter(
+        [t for _, t in targets],
+        [v for v, _ in targets],
+        marker="|",
+        s=300,
+        color="red",
+        label="p50 target",
+    )
+    lat_ax.set_yticks(y, names)
+    lat_ax.invert_yaxis()
+    lat_ax.set_xscale("log")
+    lat_ax.set_xlabel("ms (log)")
     lat_ax.set_title("Latency per method")
-    lat_ax.legend(fontsize="small")
+    lat_ax.legend(fontsize="small", loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bench.chatlsp import errors_bench  # here: it imports this module's helpers
+
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--out", type=Path, default=HERE.parent / "results")
     parser.add_argument("--labels", type=Path, default=LABELS)
@@ -396,15 +478,32 @@ def main(argv: list[str] | None = None) -> int:
         cases = [case for case in cases if args.only in case.id]
     measured = measure(cases)
     rows = measured["rows"]
-    summary = summarize(rows)
+    error_rows = errors_bench.measure_errors(cases)
+    tutorial_rows = errors_bench.measure_tutorial()
+    summary = {
+        **summarize(rows),
+        "error_report": errors_bench.summarize_errors(error_rows),
+        "ai_tutorial": errors_bench.summarize_tutorial(tutorial_rows),
+    }
     meta = {"cases": len(cases), "startup_ms": measured["startup_ms"], "project": str(PROJECT)}
     args.out.mkdir(parents=True, exist_ok=True)
-    payload = {"meta": meta, "summary": summary, "cases": [asdict(c) for c in cases], "rows": rows}
+    payload = {
+        "meta": meta,
+        "summary": summary,
+        "cases": [asdict(c) for c in cases],
+        "rows": rows,
+        "error_rows": error_rows,
+        "tutorial_rows": tutorial_rows,
+    }
+    extra = errors_bench.extra(summary, error_rows, tutorial_rows)
     (args.out / "chatlsp.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    (args.out / "chatlsp.md").write_text(report(summary, rows, meta), encoding="utf-8")
-    plot(summary, args.out / "chatlsp.png")
-    for method, stats in summary["methods"].items():
-        print(f"{method:17} {_pct(stats):>14}  warm p50 {_ms(stats['warm_p50_ms'])} ms")
+    (args.out / "chatlsp.md").write_text(report(summary, rows, meta, extra), encoding="utf-8")
+    plot(summary, extra, args.out / "chatlsp.png")
+    for row in table_rows(summary) + extra.rows:
+        goal = f" (target {target_text(row.get('target'))})" if row.get("target") else ""
+        print(
+            f"{row['name']:22} {percent_text(row['score']):>14}  p50 {ms_text(row['p50'])} ms{goal}"
+        )
     return 0
 
 

@@ -366,13 +366,23 @@ def infer_from_annotation(node: Any, context: Any = None, **_: Any) -> Iterator[
     if len(inferred) != 1 or not isinstance(inferred[0], nodes.ClassDef):
         raise UseInferenceDefault
     cls = inferred[0]
-    if cls.root().name in _NOT_CLASSES or cls.qname() in _NOT_CLASSES:
+    # astroid builds a class-syntax NamedTuple as a tuple subclass in a module named "";
+    # its made-up TypeVar and NewType classes are no tuples.
+    made_up = cls.root().name in _NOT_CLASSES and not _is_tuple(cls)
+    if made_up or cls.qname() in _NOT_CLASSES:
         raise UseInferenceDefault
     return iter([cls.instantiate_class()])
 
 
 # Modules whose "classes" are typing constructs, and classes that say nothing.
 _NOT_CLASSES = frozenset(("", "typing", "typing_extensions", "builtins.object", "builtins.type"))
+
+
+def _is_tuple(cls: Any) -> bool:
+    try:
+        return bool(cls.is_subtype_of("builtins.tuple"))
+    except Exception:  # astroid cannot walk the ancestors: not known to be one
+        return False
 
 
 def _narrowed(node: Any) -> bool:
