@@ -539,6 +539,10 @@ class Completions:
                 if self._pending.get(uri) is not pending:
                     raise JsonRpcRequestCancelled("superseded by a newer request")
             given = await context() if context is not None else ChatContext()
+            if self._pending.get(uri) is not pending:
+                # A newer request arrived while the context was fetched: it found no
+                # job to cancel, so this one must not start one.
+                raise JsonRpcRequestCancelled("superseded by a newer request")
             completer = self.completer
             assert completer is not None
             request = CompletionRequest(prefix, suffix, _relative(uri, self.ls), document, given)

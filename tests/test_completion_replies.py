@@ -150,6 +150,9 @@ def test_explain_results_hold_no_control_characters():
             "notes": ["deprecated here: x"],
             "hints": [{"text": "# note: use y"}],
         },
+        "prompt_tokens": 0,
+        "context": [],
+        "rounds": 0,
     }
 
 

@@ -78,7 +78,10 @@ async def test_initialize_merges_capabilities(start_raw, shop):
     client = await start_raw(steerlsp_command(upstream=FAKE_UPSTREAM))
     caps = await client.initialize(shop, {"general": {"positionEncodings": ["utf-8", "utf-16"]}})
     caps = caps["capabilities"]
-    assert caps["experimental"] == {"fake": True}
+    # the upstream's experimental capabilities, beside steerlsp's own methods
+    assert caps["experimental"]["fake"] is True
+    assert "textDocument/expectedType" in caps["experimental"]["chatlsp"]["methods"]
+    assert "steerlsp/explain" in caps["experimental"]["steerlsp"]["methods"]
     assert caps["textDocumentSync"]["change"] == 2  # steerlsp syncs incrementally
     assert caps["textDocumentSync"]["save"] == {"includeText": False}
     assert caps["positionEncoding"] == "utf-8"
