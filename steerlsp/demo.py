@@ -262,6 +262,57 @@ async def inline_completion(s: Session, n: int) -> None:
 inline_completion.timeout = 120.0  # type: ignore[attr-defined]
 
 
+async def chatlsp(s: Session, n: int) -> None:
+    """Each ChatLSP method at a hole: ``return `` in a function annotated ``-> Price``."""
+    eol = find(s.texts[CART], "return os.path.join", into=len("return os.path.join"))
+    end = t.Position(line=eol.line, character=len(s.texts[CART].split("\n")[eol.line]))
+    typed = (
+        "\n\n\ndef checkout(cart: Cart, percent: float) -> Price:\n"
+        '    """The cart\'s total after the discount."""\n'
+        "    return "
+    )
+    change(s, CART, t.Range(start=end, end=end), typed)
+    lines = typed.split("\n")
+    pos = t.Position(line=end.line + len(lines) - 1, character=len(lines[-1]))
+    header(n, "ChatLSP at a typed hole", where(CART, pos))
+    for line in lines[-3:]:
+        print(f"       │ {line}")
+    hole = {
+        "textDocument": {"uri": s.doc(CART).uri},
+        "position": {"line": pos.line, "character": pos.character},
+    }
+
+    async def ask(method: str, **extra: Any) -> Any:
+        return await s.client.protocol.send_request_async(method, {**hole, **extra})
+
+    try:
+        expected = await ask("textDocument/expectedType")
+        print(f"  expectedType       {expected.content.value}")
+        types_ = await ask("textDocument/relevantTypes")
+        print("  relevantTypes")
+        box("\n\n".join(c.value for c in types_.contents) or "(none)")
+        headers = await ask("textDocument/relevantHeaders")
+        print("  relevantHeaders")
+        box("\n".join(c.value for c in headers.contents) or "(none)")
+        tutorial = await ask("textDocument/aiTutorial")
+        print("  aiTutorial")
+        box(tutorial.content.value)
+        for completion in ("discount(cart.totl(), percent)", "discount(cart.total(), percent)"):
+            report = await ask("textDocument/errorReport", completion=completion)
+            verdict = "needs repair" if report.needsRepair else "clean"
+            print(f"  errorReport        {completion!r}: {verdict}")
+            if report.needsRepair:
+                box(report.content.value)
+        done = await ask("textDocument/llmCompletionResolveErrors")
+        print(f"  llmCompletionResolveErrors  return {done.snippet}")
+        print(f"                     ({len(done.context.rounds)} error rounds)")
+    finally:  # the user moves on: undo the typing
+        change(s, CART, t.Range(start=end, end=pos), "")
+
+
+chatlsp.timeout = 120.0  # type: ignore[attr-defined]
+
+
 Step = Callable[[Session, int], Awaitable[None]]
 STEPS: list[Step] = [
     open_files,
@@ -273,6 +324,7 @@ STEPS: list[Step] = [
     status,
     model_ready,
     inline_completion,
+    chatlsp,
 ]
 
 
