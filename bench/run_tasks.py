@@ -314,10 +314,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, float]]:
-    """Per configuration: latency percentiles (and their ratio to ``baseline`` when it ran),
-    steering counts per explained completion, and the share of tasks whose completion ran a
-    deprecated API (and its relative change from ``baseline``). NaN where undefined."""
+def summary(
+    results: list[Result], names: list[str], base: str = BASELINE
+) -> dict[str, dict[str, float]]:
+    """Per configuration: latency percentiles (and their ratio to ``base`` when it ran),
+    steering counts per explained completion, the share of the tasks' tests that passed,
+    and the share of tasks whose completion ran a deprecated API (and its relative change
+    from ``base``). NaN where undefined."""
     out: dict[str, dict[str, float]] = {}
     for name in names:
         group = [r for r in results if r.config == name]
@@ -333,6 +336,7 @@ def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, floa
             "latency_p90_ms": percentile(latencies, 90),
             "explained": explained,
             "solved": _share(group, lambda r: r.outcome == "solved"),
+            "tests_passed": tests_passed(group),
             "static_valid": _share(group, lambda r: not r.static_errors and r.outcome != "error"),
             "deprecated": _share(group, lambda r: bool(r.deprecated)),
             "named_deprecated": _share(group, lambda r: bool(r.named_deprecated)),
@@ -340,13 +344,22 @@ def summary(results: list[Result], names: list[str]) -> dict[str, dict[str, floa
         for key in ("queries", "timeouts", "interrupts", "changed", "waited_ms", *CONTEXT_KEYS):
             row[f"{key}_per_completion"] = totals.get(key, 0) / explained if explained else math.nan
         out[name] = row
-    base = out.get(BASELINE)
+    base_row = out.get(base)
     for row in out.values():
         for key in ("latency_median_ms", "latency_p90_ms"):
-            row[f"{key}_ratio"] = _ratio(row[key], base[key]) if base else math.nan
+            row[f"{key}_ratio"] = _ratio(row[key], base_row[key]) if base_row else math.nan
         for key in ("deprecated", "named_deprecated"):
-            row[f"{key}_change"] = _ratio(row[key], base[key]) - 1 if base else math.nan
+            row[f"{key}_change"] = _ratio(row[key], base_row[key]) - 1 if base_row else math.nan
     return out
+
+
+def tests_passed(group: list[Result]) -> float:
+    """The share of the tasks' tests that passed, each task weighing the same (Hazel's
+    Figure 8 measure); a task whose module did not even import passed none of its tests."""
+    if not group:
+        return math.nan
+    per_task = [sum(r.tests.values()) / len(r.tests) if r.tests else 0.0 for r in group]
+    return 100 * sum(per_task) / len(per_task)
 
 
 def _share(group: list[Result], test: Any) -> float:
@@ -357,12 +370,12 @@ def _ratio(value: float, base: float) -> float:
     return value / base if base and not math.isnan(base) else math.nan
 
 
-def summary_lines(table: dict[str, dict[str, float]]) -> list[str]:
-    """Markdown tables: latency (to baseline), steering per completion, deprecated-API use."""
+def summary_lines(table: dict[str, dict[str, float]], base: str = BASELINE) -> list[str]:
+    """Markdown tables: latency (to ``base``), steering per completion, deprecated-API use."""
     lines = [
-        "Latency per request, and its ratio to baseline:",
+        f"Latency per request, and its ratio to {base}:",
         "",
-        "| configuration | requests | median ms | p90 ms | median / baseline | p90 / baseline |",
+        f"| configuration | requests | median ms | p90 ms | median / {base} | p90 / {base} |",
         "|---|---|---|---|---|---|",
     ]
     for name, row in table.items():
@@ -394,13 +407,14 @@ def summary_lines(table: dict[str, dict[str, float]]) -> list[str]:
         "statically by Jedi, read by steerlsp's deprecation reader), and tasks whose",
         "completion ran one at test time:",
         "",
-        "| configuration | tasks | solved | static-valid | names deprecated | vs baseline "
-        "| ran deprecated | vs baseline |",
-        "|---|---|---|---|---|---|---|---|",
+        "| configuration | tasks | solved | tests passed | static-valid | names deprecated "
+        f"| vs {base} | ran deprecated | vs {base} |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in table.items():
         lines.append(
             f"| {name} | {row['tasks']:.0f} | {_num(row['solved'], '.0f', '%')} | "
+            f"{_num(row['tests_passed'], '.0f', '%')} | "
             f"{_num(row['static_valid'], '.0f', '%')} | "
             f"{_num(row['named_deprecated'], '.0f', '%')} | "
             f"{_change(row['named_deprecated_change'])} | "
@@ -417,7 +431,7 @@ def _num(value: float, spec: str = ".2f", unit: str = "") -> str:
     return "n/a" if math.isnan(value) else f"{value:{spec}}{unit}"
 
 
-def report(results: list[Result], names: list[str]) -> str:
+def report(results: list[Result], names: list[str], base: str = BASELINE) -> str:
     """Markdown: per kind and configuration, the difference, and per-task changes."""
     table = rates(results)
     lines = [
@@ -465,7 +479,7 @@ def report(results: list[Result], names: list[str]) -> str:
             f"Median request latency {latencies[len(latencies) // 2]:.0f} ms over "
             f"{len(latencies)} requests.",
         ]
-    lines += ["", *summary_lines(summary(results, names))]
+    lines += ["", *summary_lines(summary(results, names, base), base)]
     return "\n".join(lines) + "\n"
 
 
@@ -501,14 +515,14 @@ def plot(results: list[Result], names: list[str], path: Path) -> None:
     plt.close(fig)
 
 
-def plot_summary(results: list[Result], names: list[str], path: Path) -> None:
-    """Per configuration: solved / static-valid / deprecated rate; latency relative to baseline."""
+def plot_summary(results: list[Result], names: list[str], path: Path, base: str = BASELINE) -> None:
+    """Per configuration: solved / static-valid / deprecated rate; latency relative to ``base``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    table = summary(results, names)
+    table = summary(results, names, base)
     fig, (rates_ax, latency_ax) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(names)), 4))
     width = 0.27
     positions = range(len(names))
@@ -528,7 +542,7 @@ def plot_summary(results: list[Result], names: list[str], path: Path) -> None:
     rates_ax.set_ylim(0, 125)  # room for the legend above 100%
     rates_ax.set_title("outcomes")
     rates_ax.legend(fontsize=8, loc="upper center", ncol=3)
-    relative = BASELINE in table
+    relative = base in table
     for i, (key, label, color) in enumerate(
         (("latency_median_ms", "median", "#6a1b9a"), ("latency_p90_ms", "p90", "#ef6c00"))
     ):
@@ -541,7 +555,7 @@ def plot_summary(results: list[Result], names: list[str], path: Path) -> None:
     if relative:
         latency_ax.axhline(1.0, color="#616161", linewidth=0.8, linestyle="--")
     latency_ax.set_xticks(list(positions), names, rotation=20)
-    latency_ax.set_ylabel("latency / baseline" if relative else "latency (s)")
+    latency_ax.set_ylabel(f"latency / {base}" if relative else "latency (s)")
     latency_ax.set_title("request latency")
     latency_ax.legend(fontsize=8)
     fig.tight_layout()
@@ -581,6 +595,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-static", action="store_true", help="skip pylint")
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
+    parser.add_argument(
+        "--base", default=BASELINE, help="the configuration latency ratios are relative to"
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     tasks = select(load_tasks(), args.subset, args.tasks)
@@ -588,18 +605,18 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no task selected")
     results = run(load_configs(names), tasks, args.rounds, not args.no_static)
     args.out.mkdir(parents=True, exist_ok=True)
-    markdown = report(results, names)
+    markdown = report(results, names, args.base)
     (args.out / "tasks_report.md").write_text(markdown)
     document = {
         "configs": names,
-        "summary": summary(results, names),
+        "summary": summary(results, names, args.base),
         "results": [asdict(r) for r in results],
     }
     (args.out / "tasks_results.json").write_text(
         json.dumps(json_safe(document), indent=1, allow_nan=False)
     )
     plot(results, names, args.out / "tasks_report.png")
-    plot_summary(results, names, args.out / "tasks_latency.png")
+    plot_summary(results, names, args.out / "tasks_latency.png", args.base)
     print("\n" + markdown)
     return 0
 

@@ -299,8 +299,29 @@ def test_summary_compares_latency_steering_and_deprecated_use_with_baseline():
     assert "| steered | 3 | 400 | 560 | 2.00x | 2.00x |" in report
     assert "| steered | 3 | 2.00 | 0.33 | 0.67 | 2.67 |" in report
     assert base["named_deprecated"] == 50.0 and steer["named_deprecated_change"] == -1.0
-    assert "| baseline | 2 | 50% | 100% | 50% | +0% | 50% | +0% |" in report
-    assert "| steered | 2 | 100% | 100% | 0% | -100% | 0% | -100% |" in report
+    assert "| baseline | 2 | 50% | 0% | 100% | 50% | +0% | 50% | +0% |" in report
+    assert "| steered | 2 | 100% | 0% | 100% | 0% | -100% | 0% | -100% |" in report
+
+
+def test_tests_passed_weighs_each_task_the_same_and_an_unimported_module_passes_none():
+    results = [
+        run_tasks.Result("t1", "changed-api", "c", "partial", tests={"a": True, "b": False}),
+        run_tasks.Result("t2", "changed-api", "c", "solved", tests={"a": True}),
+        run_tasks.Result("t3", "changed-api", "c", "error", tests={}),
+    ]
+    assert run_tasks.tests_passed(results) == pytest.approx(100 * (0.5 + 1 + 0) / 3)
+    assert math.isnan(run_tasks.tests_passed([]))
+
+
+def test_latency_ratios_can_be_relative_to_another_configuration():
+    results = [
+        _result("chat-none", "t1", "solved", [100]),
+        _result("chat-types", "t1", "solved", [150]),
+    ]
+    table = run_tasks.summary(results, ["chat-none", "chat-types"], base="chat-none")
+    assert table["chat-types"]["latency_median_ms_ratio"] == 1.5
+    report = run_tasks.report(results, ["chat-none", "chat-types"], base="chat-none")
+    assert "median / chat-none" in report
 
 
 def test_summary_without_baseline_or_explain_says_not_available(tmp_path):
