@@ -249,40 +249,50 @@ def _indent_after(text: str) -> str:
 def run(
     configs: dict[str, dict[str, Any]], tasks: list[Task], rounds: int, static: bool
 ) -> list[Result]:
-    """Every task under every configuration."""
+    """Every task under every configuration, the configurations in turn on each task
+    (one steerlsp process each, all started first): a slow spell of the machine then
+    falls on every configuration alike, so their latencies compare."""
     results = []
-    for name, config in configs.items():
-        editor = Editor(name, config, tasks[0].path.parent)
-        try:
-            for task in tasks:
-                python = venv_for(task.requirements)
-                completion, latencies, steering = editor.complete(task, python, rounds)
-                graded = grade(task, completion, python)
-                errors = static_errors(task, completion, python) if static else []
-                named = static_deprecations(task, completion, python) if static else []
-                results.append(
-                    Result(
-                        task.id,
-                        task.kind,
-                        name,
-                        graded.outcome,
-                        graded.detail,
-                        completion,
-                        errors,
-                        latencies,
-                        graded.tests,
-                        graded.deprecated,
-                        steering,
-                        named,
-                    )
-                )
-                lint = f"static errors: {len(errors)}" if errors else ""
-                old = "deprecated API" if graded.deprecated or named else ""
-                seconds = sum(latencies) / 1000
-                print(f"{name:>10} {task.id:<44} {graded.outcome:<10} {seconds:5.1f}s {lint} {old}")
-        finally:
+    editors: dict[str, Editor] = {}
+    try:
+        for name, config in configs.items():
+            editors[name] = Editor(name, config, tasks[0].path.parent)
+        for task in tasks:
+            python = venv_for(task.requirements)
+            for name, editor in editors.items():
+                results.append(run_one(name, editor, task, python, rounds, static))
+    finally:
+        for editor in editors.values():
             editor.close()
     return results
+
+
+def run_one(
+    name: str, editor: Editor, task: Task, python: Path, rounds: int, static: bool
+) -> Result:
+    """One task under one configuration: complete, grade, lint."""
+    completion, latencies, steering = editor.complete(task, python, rounds)
+    graded = grade(task, completion, python)
+    errors = static_errors(task, completion, python) if static else []
+    named = static_deprecations(task, completion, python) if static else []
+    lint = f"static errors: {len(errors)}" if errors else ""
+    old = "deprecated API" if graded.deprecated or named else ""
+    seconds = sum(latencies) / 1000
+    print(f"{name:>10} {task.id:<44} {graded.outcome:<10} {seconds:5.1f}s {lint} {old}")
+    return Result(
+        task.id,
+        task.kind,
+        name,
+        graded.outcome,
+        graded.detail,
+        completion,
+        errors,
+        latencies,
+        graded.tests,
+        graded.deprecated,
+        steering,
+        named,
+    )
 
 
 def rates(results: list[Result]) -> dict[tuple[str, str], dict[str, float]]:
