@@ -15,9 +15,10 @@ then each generated piece, and after every piece asks where the text now ends:
   ``from x import ``, ``from ``, ``import os.pa``);
 - ``NONE``: in a string or a comment, or anywhere else.
 
-The lexer knows strings (quotes, triple quotes, prefixes, escapes; an f-string
-is one string, its ``{}`` fields included, as Python 3.11 reads them: 3.12's
-fields may reuse the f-string's own quote, which ends the string here),
+The lexer knows strings (quotes, triple quotes, prefixes, escapes), the
+replacement fields of f-strings (``f"{user.``: code, so a trigger, up to the
+``}`` or the format spec's ``:``; ``{{`` is a brace; a quote inside a field
+opens a nested string, as Python 3.12 reads it),
 comments, brackets and line continuations. It is not a parser: code it
 cannot read yields NONE.
 It is incremental: ``update`` lexes only the new text, whatever the length of
@@ -72,17 +73,32 @@ _EXPRESSION_ENDS = frozenset({"name", "string", "close"})
 _DOTS = frozenset({"dot", "dot_bare"})
 _WORD = re.compile(r"\w*")
 _NUMBER = re.compile(r"[\w.]*")
-_STRING_STOPS = {q: re.compile(rf"[\\\n{q}]") for q in "'\""}
+_STRING_STOPS = {
+    (q, braces): re.compile(rf"[\\\n{q}{'{}' if braces else ''}]")
+    for q in "'\""
+    for braces in (False, True)
+}
 _OPENERS = {")": "(", "]": "[", "}": "{"}
+
+
+class _StringState(NamedTuple):
+    """The f-string a replacement field interrupts, to resume at its ``}``."""
+
+    quote: str
+    triple: bool
+    start: int
+    previous: str  # the token before the string
+    spec: bool  # the field sits in a format spec: ``f"{x:>{width}}"``
 
 
 class _Frame(NamedTuple):
     opener: str  # ( [ {
     offset: int
-    kind: str  # call, subscript, group, params, bases, import
+    kind: str  # call, subscript, group, params, bases, import, field
     chain_start: int  # where the expression this bracket belongs to starts
     callee: str
     arguments: int
+    resume: _StringState | None = None  # a field: the string it interrupts
 
 
 class MonitorState:
@@ -108,6 +124,9 @@ class MonitorState:
         self._opening = 0  # quotes seen that open a string not yet known to be triple
         self._string_start = 0
         self._string_prev = ""
+        self._fstring = False  # the string has replacement fields
+        self._spec = False  # in a field's format spec, which ends at the field's ``}``
+        self._brace = False  # a ``{`` was seen in an f-string: a field, or ``{{``
         # the identifier or number being read
         self._ident: str | None = None
         self._ident_start = 0
@@ -244,7 +263,13 @@ class MonitorState:
             self._escape = False
             self._quote_run = 0
             return index + 1
-        stop = _STRING_STOPS[self._quote].search(text, index)
+        if self._brace:
+            self._brace = False
+            if text[index] == "{" and not self._spec:  # ``{{``: a literal brace
+                return index + 1
+            self._open_field(self._base + index - 1)
+            return index  # lexed again as code
+        stop = _STRING_STOPS[self._quote, self._fstring].search(text, index)
         if stop is None:
             self._quote_run = 0
             return len(text)
@@ -255,6 +280,14 @@ class MonitorState:
         if char == "\\":
             self._escape = True
             return at + 1
+        if char == "{":
+            self._brace, self._quote_run = True, 0
+            return at + 1
+        if char == "}":
+            self._quote_run = 0
+            if self._spec:  # the end of the field whose format spec this is
+                self._close("}", self._base + at + 1)
+            return at + 1  # else ``}}``, or a stray brace, is text
         if char == "\n":
             if self._triple:
                 self._quote_run = 0
@@ -280,9 +313,9 @@ class MonitorState:
                 self._ident += text[index:run]
                 return run
             if char in "'\"" and self._ident.lower() in _STRING_PREFIXES:
-                start = self._ident_start
+                start, prefix = self._ident_start, self._ident.lower()
                 self._ident = None
-                self._start_string(start, char)
+                self._start_string(start, char, fstring="f" in prefix)
                 return index + 1
             self._end_identifier(position)
         if self._number:
@@ -336,11 +369,28 @@ class MonitorState:
             self._end_string(position)
         return index  # lexed again in the mode now current
 
-    def _start_string(self, start: int, quote: str) -> None:
+    def _start_string(self, start: int, quote: str, *, fstring: bool = False) -> None:
         self._opening = 1
         self._quote = quote
         self._string_start = start
         self._string_prev = self._last
+        self._fstring = fstring
+        self._spec = False
+
+    def _open_field(self, position: int) -> None:
+        """A replacement field opens at ``position``: code until its ``}``."""
+        resume = _StringState(
+            self._quote, self._triple, self._string_start, self._string_prev, self._spec
+        )
+        self._mode, self._spec, self._quote_run = _CODE, False, 0
+        self._frames.append(_Frame("{", position, "field", position + 1, "", 0, resume))
+        self._token("open", position + 1)
+
+    def _resume_string(self, resume: _StringState) -> None:
+        """Back in the f-string (or its format spec) after a field's ``}``."""
+        self._mode, self._fstring, self._escape, self._quote_run = _STRING, True, False, 0
+        self._quote, self._triple, self._spec = resume.quote, resume.triple, resume.spec
+        self._string_start, self._string_prev = resume.start, resume.previous
 
     def _end_string(self, end: int) -> None:
         self._mode = _CODE
@@ -425,7 +475,10 @@ class MonitorState:
                 self._end_statement()
         elif char == ":":
             self._token("op", end)
-            if self._lambdas and self._lambdas[-1] == depth:
+            in_lambda = bool(self._lambdas) and self._lambdas[-1] == depth
+            if top is not None and top.kind == "field" and not in_lambda:
+                self._enter_spec(top)
+            elif self._lambdas and self._lambdas[-1] == depth:
                 self._lambdas.pop()
             elif depth == 0:
                 self._line_tokens = 0  # ``else: from x import y``
@@ -471,9 +524,21 @@ class MonitorState:
         del self._frames[match:]
         while self._lambdas and self._lambdas[-1] > len(self._frames):
             self._lambdas.pop()
+        if frame.resume is not None:  # a replacement field ends
+            self._token("op", end)
+            self._resume_string(frame.resume)
+            return
         expression = frame.kind in ("call", "subscript", "group")
         self._token("close" if expression else "op", end)
         self._chain_start = frame.chain_start
+
+    def _enter_spec(self, field: _Frame) -> None:
+        """``:`` at a field's top level: its format spec, text up to the field's ``}``
+        (which :meth:`_lex_string` closes), with fields of its own."""
+        assert field.resume is not None
+        self._mode, self._spec, self._fstring = _STRING, True, True
+        self._quote, self._triple = field.resume.quote, field.resume.triple
+        self._escape = self._brace = False
 
 
 def trigger_at(text: str) -> TriggerPoint:

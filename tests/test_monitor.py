@@ -117,7 +117,29 @@ NONE = Trigger.NONE
         ("# foo(", NONE, ""),
         ('x = """a.\nb.', NONE, ""),
         ("x = '''it''s.", NONE, ""),
-        ('f"{x.', NONE, ""),
+        # f-strings: a replacement field is code, the rest is text
+        ('f"{x.', AFTER_DOT, ""),
+        ('f"{x.na', INSIDE, "na"),
+        ('rf"{x.', AFTER_DOT, ""),
+        ('F"""\n{x.', AFTER_DOT, ""),
+        ('f"{x.name} y.', NONE, ""),
+        ('f"{{x.', NONE, ""),
+        ('f"{{{x.', AFTER_DOT, ""),
+        ('f"}}x.', NONE, ""),
+        ('f"{', NONE, ""),
+        ('f"{x!r}.', NONE, ""),
+        ('f"{x:>10.', NONE, ""),
+        ('f"{x:>{width.', AFTER_DOT, ""),
+        ('f"{x:>{width}}.', NONE, ""),
+        ('f"{x:>{width}} {y.', AFTER_DOT, ""),
+        ("f\"{d['a'].", AFTER_DOT, ""),
+        ('f"{d[1:2].', AFTER_DOT, ""),
+        ('f"{ {1: 2}.', AFTER_DOT, ""),
+        ('f"{(lambda q: q.', AFTER_DOT, ""),
+        ('f"{x}".', AFTER_DOT, ""),
+        ('f"{f\'{x.', AFTER_DOT, ""),
+        ('"{x.', NONE, ""),
+        ('b"{x.', NONE, ""),
         ('rb"x.', NONE, ""),
         ('Rb"x(', NONE, ""),
         ('x = "', NONE, ""),
@@ -324,6 +346,13 @@ def _tokenize_contexts(text: str) -> dict[int, str]:
             for offset in range(start + 1, end + 1):
                 contexts[offset] = "comment"
         elif token.type == tokenize.STRING:
+            prefix = token.string[: len(token.string) - len(token.string.lstrip("rRbBuUfF"))]
+            if "f" in prefix.lower() and "{" in token.string:
+                # Python 3.11 reads an f-string as one token; its fields are code
+                # (tested on their own in test_trigger_at).
+                for offset in range(start + 1, end + 1):
+                    contexts[offset] = "ambiguous"
+                continue
             body = token.string.lstrip("rRbBuUfF")
             opening = 3 if body[:3] in ('"""', "'''") else 1
             opened = start + (len(token.string) - len(body)) + opening
@@ -343,3 +372,28 @@ def test_string_and_comment_context_agrees_with_pythons_tokenizer() -> None:
         want = expected.get(offset, "code")
         if want != "ambiguous":
             assert state.context == want, repr(text[max(0, offset - 60) : offset])
+
+
+FSTRINGS = '''\
+a = f"{user.name!r:>{width.real}} {{literal}} {d['k'].x}" + rf'{path.stem}\\n'
+b = f"""
+{items[0].sku:{fmt}} and {(lambda q: q.x)(y)}}}
+""".strip()
+'''
+
+
+def test_incremental_equals_batch_in_f_strings_character_by_character() -> None:
+    state = MonitorState()
+    for end in range(1, len(FSTRINGS) + 1):
+        point = state.update(FSTRINGS[end - 1])
+        assert point == trigger_at(FSTRINGS[:end]), repr(FSTRINGS[:end][-60:])
+
+
+def test_a_field_is_code_and_the_rest_of_the_f_string_is_text() -> None:
+    assert MonitorState().update('f"{a.').trigger is AFTER_DOT
+    state = MonitorState()
+    state.update('f"{a}')
+    assert state.context == "string"
+    state.update('"')
+    assert state.context == "code"
+    assert trigger_at('print(f"{x.').call == CallContext("print", 0, 5)

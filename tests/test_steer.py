@@ -44,7 +44,7 @@ from steerlsp.models.vocab import VocabularyIndex
 from tests import tiny
 
 # One character per token, as in tests/tiny.py, plus what hints and signatures are written with.
-ALPHABET = [*tiny.ALPHABET, *"#,;'\"[]<>*/@ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+ALPHABET = [*tiny.ALPHABET, *"#,;'\"[]<>*/@ABCDEFGHIJKLMNOPQRSTUVWXYZ{}"]
 EOS = "<eos>"
 FLOOR = -30.0  # the log-probability of anything the script does not write
 HINT_LINE = re.compile(r"[ \t]*# [^\n]*\n")  # a hint line, as the steerer writes one
@@ -942,6 +942,15 @@ def test_a_name_the_user_began_is_steered_from_the_models_first_token(inner, poo
     run = steered(inner, script, prompt, analysis, pool)
     assert run.text == "date(1)\n"
     assert run.trace["walks"][0]["typed"] == "up" and run.trace["walks"][0]["wrote"] == "update"
+
+
+def test_a_name_in_an_f_strings_replacement_field_is_walked(inner, pool):
+    head = 'def f(obj):\n    return f"{obj'
+    script = Script({head + '.updaet}"\n': 0.999, head + '.update}"\n': 0.001})
+    analysis = ScriptedAnalysis(completions={'f"{obj.': (method("update"), method("items"))})
+    run = steered(inner, script, head, analysis, pool)
+    assert run.text == '.update}"\n'
+    assert run.trace["walks"][0]["wrote"] == "update"
 
 
 def test_a_dot_right_after_a_walked_name_triggers_the_next_walk(inner, pool):
