@@ -14,18 +14,13 @@ import asyncio
 import dataclasses
 import enum
 import logging
-import os
-import re
-import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
-from pygls.uris import to_fs_path
 
 from steerlsp.models.requests import (
     ChatContext,
@@ -49,10 +44,19 @@ from steerlsp.server import config, environment, pygls_adapter
 from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.completion import Checked, Repaired, contextual, repaired
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole
+from steerlsp.server.completion_replies import (
+    Explained,
+    completion_item,
+    document_with,
+    inline_list,
+    merged_completions,
+    printable,
+    relative_path,
+    request_position,
+)
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
-from steerlsp.server.positions import to_code_points
-from steerlsp.server.text import bare
+from steerlsp.server.model_loading import LoadProgress, load_configured
 from steerlsp.server.workspace import SteerDocument, client_encoding, open_document
 
 if TYPE_CHECKING:
@@ -64,19 +68,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REQUEST_FAILED = -32803
-ACCEPTED_COMMAND = "steerlsp.accepted"
 # The most an inline completion waits for its ChatLSP context (Jedi, three questions
 # cached per document version) before it goes on without.
 INLINE_CONTEXT_BUDGET = 0.5
-# Sorts before every letter, digit and "_" (pylsp's sortText starts with "a"
-# or "z"), in byte order and in ICU collation alike; printable, not
-# whitespace an editor might trim. A NUL sort text did the same, but Emacs'
-# JSON parser rejects NUL and drops the whole reply.
-FIRST = "!"
-# LSP lines end at these only; str.splitlines also splits at \x0c, \x1c, \x85...
-# C0 and C1 controls and DEL, but tab and the line ends: the model can emit
-# them, and some editors' JSON parsers reject the reply that carries them.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Documents whose last completion ``steerlsp/explain`` can still describe.
 EXPLAINED_DOCUMENTS = 64
 
@@ -101,25 +95,6 @@ class _Suggestion:
     prefix: str
     suffix: str
     text: str
-
-
-@dataclass(frozen=True)
-class Explained:
-    """The last completion of one document, for ``steerlsp/explain``."""
-
-    uri: str
-    version: int | None
-    completion: str
-    steered: bool
-    trace: dict[str, Any] | None  # what steered it (models/steer.py's Trace); None: unsteered
-    prompt_tokens: int = 0
-    context: tuple[str, ...] = ()  # the ChatLSP parts its prompt had ("expected_type", ...)
-    rounds: int = 0  # error rounds before it
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON result of ``steerlsp/explain``, every string printable: the trace
-        quotes token texts, library docstrings and error messages."""
-        return printable_json(dataclasses.asdict(self))  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -177,8 +152,8 @@ class Completions:
         self._loaded_for = key
         self.state, self.error, self.completer = ModelState.LOADING, None, None
         loop = asyncio.get_running_loop()
-        progress = _Progress(self.ls, loop, f"steerlsp: loading {model.name} model")
-        job = self._worker.submit(lambda token: _load(self.settings, progress.report))
+        progress = LoadProgress(self.ls, loop, f"steerlsp: loading {model.name} model")
+        job = self._worker.submit(lambda token: load_configured(self.settings, progress.report))
         progress.begin()
 
         def done(future: Any) -> None:
@@ -186,7 +161,7 @@ class Completions:
 
         job.future.add_done_callback(done)
 
-    def _loaded(self, job: Job[Any], future: Any, progress: _Progress) -> None:
+    def _loaded(self, job: Job[Any], future: Any, progress: LoadProgress) -> None:
         if future.exception() is not None:
             self.state, self.error = ModelState.FAILED, str(future.exception())
             log.error("model load failed: %s", self.error)
@@ -290,7 +265,7 @@ class Completions:
             replace_start = selected.range.start
         cached = self._typed_ahead(uri, prefix, suffix)
         if cached is not None:
-            return self._reply(uri, cached, replace_start, position, selected)
+            return inline_list(cached, replace_start, position, selected)
         automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         document = self._snapshot(uri, replace_start, position, selected.text if selected else "")
         chat = self.settings.chatlsp
@@ -305,7 +280,7 @@ class Completions:
             rounds=chat.repair_rounds if chat.enabled and chat.repair_inline else 0,
             budget_s=INLINE_CONTEXT_BUDGET,
         )
-        return self._reply(uri, done.text, replace_start, position, selected)
+        return inline_list(done.text, replace_start, position, selected)
 
     async def snippet(self, hole: Hole, *, rounds: int) -> replies.LlmCompletionResult:
         """``textDocument/llmCompletion`` (``rounds`` 0) and ``llmCompletionResolveErrors``:
@@ -393,7 +368,7 @@ class Completions:
         """One labelled AI item for ``textDocument/completion``, within the wait budget."""
         if not self._fallback_wanted() or self.state is not ModelState.READY:
             return None
-        uri, position = _request_position(params)
+        uri, position = request_position(params)
         around = self._around(uri, position) if uri is not None and position else None
         if uri is None or position is None or around is None:
             return None
@@ -417,7 +392,7 @@ class Completions:
                 return None
         if not text.strip():
             return None
-        return _fallback_item(text, position)
+        return completion_item(text, position)
 
     def rewrites(self, method: str) -> bool:
         """The router asks: do pylsp's ``textDocument/completion`` results come here?
@@ -439,7 +414,7 @@ class Completions:
         if not isinstance(params, dict) or not self._fallback_wanted():
             return result
         item = await self.fallback_item(params)
-        uri, _ = _request_position(params)
+        uri, _ = request_position(params)
         still_working = uri in self._pending
         if item is None and not still_working:
             return result
@@ -545,7 +520,9 @@ class Completions:
                 raise JsonRpcRequestCancelled("superseded by a newer request")
             completer = self.completer
             assert completer is not None
-            request = CompletionRequest(prefix, suffix, _relative(uri, self.ls), document, given)
+            request = CompletionRequest(
+                prefix, suffix, relative_path(uri, self.ls.workspace.root_path), document, given
+            )
             instance = self._analysis()
             analysis = instance.document(uri, version) if instance and version is not None else None
             completion = await self._run(uri, pending, completer, request, analysis)
@@ -649,183 +626,3 @@ class Completions:
             steering=self.settings.steering.options(),
             context_tokens=self.settings.chatlsp.context_tokens,
         )
-
-    def _reply(
-        self,
-        uri: str,
-        text: str,
-        start: types.Position,
-        end: types.Position,
-        selected: types.SelectedCompletionInfo | None,
-    ) -> types.InlineCompletionList:
-        insert = printable((selected.text if selected else "") + text)
-        if not text:
-            return types.InlineCompletionList(items=[])
-        item_id = uuid.uuid4().hex[:12]
-        return types.InlineCompletionList(
-            items=[
-                types.InlineCompletionItem(
-                    insert_text=insert,
-                    range=types.Range(start=start, end=end),
-                    command=types.Command(
-                        title="steerlsp: accepted", command=ACCEPTED_COMMAND, arguments=[item_id]
-                    ),
-                )
-            ]
-        )
-
-
-def printable(text: str) -> str:
-    """``text`` without control characters other than tab, CR and LF."""
-    return _CONTROL.sub("", text)
-
-
-def printable_json(value: Any) -> Any:
-    """``value`` (JSON-shaped) with :func:`printable` applied to every string and key."""
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, list | tuple):
-        return [printable_json(item) for item in value]
-    if isinstance(value, dict):
-        return {printable_json(key): printable_json(item) for key, item in value.items()}
-    return value
-
-
-def merged_completions(
-    result: Any, item: dict[str, Any] | None, still_working: bool
-) -> dict[str, Any]:
-    """pylsp's completion ``result`` (list, CompletionList or null) with ``item`` first.
-
-    Every other key of a CompletionList (``itemDefaults``...) is kept.
-    Incomplete while a generation runs: the editor asks again as the user
-    types, and gets the suggestion once it is ready.
-    """
-    merged = dict(result) if isinstance(result, dict) else {}
-    items = merged.get("items") if isinstance(result, dict) else result
-    items = list(items) if isinstance(items, list) else []
-    merged["items"] = [item, *items] if item is not None else items
-    merged["isIncomplete"] = still_working or bool(merged.get("isIncomplete"))
-    return merged
-
-
-def document_with(
-    lines: Sequence[str],
-    start: types.Position,
-    end: types.Position,
-    insert: str,
-    encoding: str,
-) -> Document | None:
-    """A snapshot of ``lines`` with ``insert`` replacing ``start``..``end``, the cursor
-    right after it (code points). Positions are in ``encoding`` units.
-
-    Cheap on the event loop: a tuple of the same line strings, one line rebuilt.
-    None for what it does not model: a range over several lines, a multi-line
-    insert, or a position outside the document.
-    """
-    if start.line != end.line or not 0 <= start.line < len(lines):
-        return None
-    if "\n" in insert or "\r" in insert:
-        return None
-    current = lines[start.line]
-    text = bare(current)
-    first = to_code_points(text, start.character, encoding)
-    last = to_code_points(text, end.character, encoding)
-    if not first <= last <= len(text):
-        return None
-    if first == last and not insert:
-        return Document(tuple(lines), start.line, first)
-    replaced = current[:first] + insert + current[last:]
-    edited = (*lines[: start.line], replaced, *lines[start.line + 1 :])
-    return Document(edited, start.line, first + len(insert))
-
-
-def _request_position(params: Any) -> tuple[str | None, types.Position | None]:
-    """The uri and position of forwarded (untyped, possibly malformed) params."""
-    try:
-        uri, raw = params["textDocument"]["uri"], params["position"]
-        line, character = raw["line"], raw["character"]
-    except (KeyError, TypeError):
-        return None, None
-    if not isinstance(uri, str):
-        return None, None
-    if type(line) is not int or type(character) is not int or line < 0 or character < 0:
-        return uri, None
-    return uri, types.Position(line=line, character=character)
-
-
-def _fallback_item(text: str, position: types.Position) -> types.CompletionItem:
-    text = printable(text)
-    first = (text.strip().splitlines() or [""])[0]
-    label = first if len(first) <= 40 else first[:39] + "…"
-    return types.CompletionItem(
-        label=f"✨ {label}",
-        kind=types.CompletionItemKind.Snippet,
-        detail="steerlsp AI suggestion",
-        documentation=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value=f"```python\n{text}\n```"
-        ),
-        sort_text=FIRST,
-        filter_text=first,
-        # Plain, whatever the list's itemDefaults say: "$" in code is no tab stop.
-        insert_text_format=types.InsertTextFormat.PlainText,
-        text_edit=types.TextEdit(range=types.Range(start=position, end=position), new_text=text),
-        command=types.Command(
-            title="steerlsp: accepted", command=ACCEPTED_COMMAND, arguments=["fallback"]
-        ),
-    )
-
-
-def _relative(uri: str, ls: SteerServer) -> str | None:
-    path = to_fs_path(uri)
-    root = ls.workspace.root_path
-    if path is None:
-        return None
-    if root and PurePath(path).is_relative_to(root):
-        return os.path.relpath(path, root)
-    return os.path.basename(path)
-
-
-def _load(settings: Settings, report: Any) -> Completer:
-    from steerlsp.models.completer import load_completer
-    from steerlsp.models.loading import LoadRequest
-
-    model = settings.model
-    request = LoadRequest(
-        model.name, model.device, model.dtype, model.allow_downloads, model.trust_remote_code
-    )
-    return load_completer(
-        request, fim=model.fim_template, low_precision_head=model.low_precision_head, report=report
-    )
-
-
-class _Progress:
-    """``window/workDoneProgress`` for model loading, when the client supports it."""
-
-    def __init__(self, ls: SteerServer, loop: asyncio.AbstractEventLoop, title: str) -> None:
-        self.ls, self.loop, self.title = ls, loop, title
-        caps = ls.client_capabilities.window
-        self.enabled = bool(caps and caps.work_done_progress)
-        self.token = f"steerlsp-load-{uuid.uuid4().hex[:8]}"
-
-    def begin(self) -> None:
-        if not self.enabled:
-            return
-        progress = self.ls.work_done_progress
-        progress.create(self.token)
-        progress.begin(
-            self.token,
-            types.WorkDoneProgressBegin(title=self.title, percentage=0, cancellable=False),
-        )
-
-    def report(self, message: str, percent: int) -> None:
-        """Called on the worker thread."""
-        if self.enabled:
-            self.loop.call_soon_threadsafe(
-                self.ls.work_done_progress.report,
-                self.token,
-                types.WorkDoneProgressReport(message=message, percentage=percent),
-            )
-
-    def end(self, message: str) -> None:
-        if self.enabled:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))

@@ -19,7 +19,8 @@ from steerlsp import __version__
 from steerlsp.server import config, environment
 from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole, hole_from
-from steerlsp.server.completions import ACCEPTED_COMMAND, Completions, RequestFailed
+from steerlsp.server.completion_replies import ACCEPTED_COMMAND
+from steerlsp.server.completions import Completions, RequestFailed
 from steerlsp.server.pygls_adapter import GatedProtocol, has_workspace
 
 if TYPE_CHECKING:

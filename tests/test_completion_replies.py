@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 from lsprotocol import types
 
-from steerlsp.server.completions import (
+from steerlsp.server.completion_replies import (
     FIRST,
     Explained,
-    _fallback_item,
-    _relative,
+    completion_item,
     merged_completions,
     printable,
+    relative_path,
 )
 from steerlsp.server.cursor import text_around
 from steerlsp.server.text import split_keepends
@@ -157,7 +155,7 @@ def test_explain_results_hold_no_control_characters():
 
 
 def test_fallback_item_is_printable_plain_text_and_sorts_first():
-    item = _fallback_item("print(\x00'$HOME')\nx = 1", pos(3, 4))
+    item = completion_item("print(\x00'$HOME')\nx = 1", pos(3, 4))
     assert item.sort_text == FIRST and FIRST.isprintable() and not FIRST.isspace()
     assert sorted([*"az_0A", FIRST])[0] == FIRST  # pylsp's sortText prefixes, and others
     assert item.insert_text_format == types.InsertTextFormat.PlainText
@@ -175,5 +173,4 @@ def test_fallback_item_is_printable_plain_text_and_sorts_first():
     ],
 )
 def test_relative_needs_real_containment(root, path, relative):
-    ls = SimpleNamespace(workspace=SimpleNamespace(root_path=root))
-    assert _relative("file://" + path, ls) == relative  # type: ignore[arg-type]
+    assert relative_path("file://" + path, root) == relative

@@ -15,7 +15,7 @@ import shutil
 import pytest
 from lsprotocol import types
 
-from steerlsp.server.completions import document_with
+from steerlsp.server.completion_replies import document_with
 from steerlsp.server.lsp import explained_uri
 from tests.test_inline_e2e import ready, start
 
