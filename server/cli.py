@@ -8,7 +8,7 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any
 
 from steerlsp import __version__
@@ -85,7 +85,8 @@ def parse_tcp(value: str) -> tuple[str, int]:
 
 
 def configure_logging(level: str, log_file: str | None) -> None:
-    """Route logs to stderr or a file; keep pygls' message dumps out below debug."""
+    """Route logs to stderr or a file; keep pygls' message dumps and the libraries'
+    noise out below debug (see :func:`quiet_libraries`)."""
     handler: logging.Handler = (
         logging.FileHandler(log_file, encoding="utf-8")
         if log_file
@@ -97,6 +98,26 @@ def configure_logging(level: str, log_file: str | None) -> None:
     root.setLevel(level.upper())
     # pygls logs whole message bodies (document text) at INFO.
     logging.getLogger("pygls").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    quiet_libraries(debug=level == "debug")
+
+
+def quiet_libraries(*, debug: bool, environ: MutableMapping[str, str] = os.environ) -> None:
+    """No progress bars on stderr, and library warnings at debug level only.
+
+    Editors log every line a server writes to stderr (Neovim as ERROR), and a
+    progress bar is many lines of carriage returns. transformers, huggingface_hub
+    and the GGUF conversion draw theirs with tqdm, which reads ``TQDM_DISABLE``
+    when it is imported: on the model worker, after this runs (torch and
+    transformers are not imported at startup). Their deprecation warnings
+    (``FutureWarning``, transformers' own logger) are for steerlsp's developers,
+    not for the editor's log. A user's own setting of these variables wins.
+    """
+    environ.setdefault("TQDM_DISABLE", "1")
+    environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if not debug:
+        environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    logging.captureWarnings(True)
+    logging.getLogger("py.warnings").setLevel(logging.DEBUG if debug else logging.ERROR)
 
 
 async def serve(

@@ -83,10 +83,15 @@ class ModelState(enum.Enum):
 
 
 class RequestFailed(JsonRpcException):
-    """LSP ``RequestFailed`` (-32803): the request was valid but cannot be served now."""
+    """LSP ``RequestFailed`` (-32803): the request was valid but cannot be served now.
 
-    def __init__(self, message: str) -> None:
+    ``log_level``: how the server logs the reply (``pygls_adapter.answered_level``):
+    INFO for what is expected (the model still loading), WARNING for a failure.
+    """
+
+    def __init__(self, message: str, log_level: int = logging.WARNING) -> None:
         super().__init__(code=REQUEST_FAILED, message=message)
+        self.log_level = log_level
 
 
 @dataclass
@@ -476,12 +481,15 @@ class Completions:
         if self.state is ModelState.READY:
             return
         if self.state is ModelState.LOADING:
-            raise RequestFailed("steerlsp: the model is still loading; try again in a moment")
+            raise RequestFailed(
+                "steerlsp: the model is still loading; try again in a moment", logging.INFO
+            )
         if self.state is ModelState.DISABLED:
             raise RequestFailed(
-                "steerlsp: AI completions are disabled (steerlsp.completion.enabled)"
+                "steerlsp: AI completions are disabled (steerlsp.completion.enabled)", logging.INFO
             )
-        raise RequestFailed(f"steerlsp: no model: {self.error}")
+        # The load failure was logged and shown once; each request need not repeat it.
+        raise RequestFailed(f"steerlsp: no model: {self.error}", logging.INFO)
 
     def _typed_ahead(self, uri: str, prefix: str, suffix: str) -> str | None:
         last = self._last.get(uri)

@@ -211,7 +211,9 @@ def command_of(method: str) -> str:
 
 def chatlsp_hole(ls: SteerServer, params: Any, *, with_completion: bool = False) -> Hole:
     if not ls.settings.chatlsp.enabled:
-        raise RequestFailed("steerlsp: ChatLSP is disabled (steerlsp.chatlsp.enabled)")
+        raise RequestFailed(
+            "steerlsp: ChatLSP is disabled (steerlsp.chatlsp.enabled)", logging.INFO
+        )
     try:
         return hole_from(params, with_completion=with_completion)
     except ChatLspError as exc:
@@ -223,7 +225,7 @@ async def answered(call: Any) -> Any:
     try:
         return await call
     except ChatLspError as exc:
-        raise RequestFailed(f"steerlsp: {exc}") from exc
+        raise RequestFailed(f"steerlsp: {exc}", logging.INFO) from exc
 
 
 @server.feature(EXPECTED_TYPE)

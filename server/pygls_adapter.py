@@ -4,7 +4,8 @@ steerlsp routes messages itself and lets pygls dispatch only the ones it
 serves; that needs a few of pygls' private names (checked against pygls
 2.1): the cattrs converter, the table of running request futures, the cancel
 handler, the builtin ``initialize``, the workspace slot, the reply method a
-gate wraps, and the text document factory. Outside this module no code
+gate wraps, the handler-result callback that logs a handler's error, and the
+text document factory. Outside this module no code
 names any of them; it calls the functions and base classes below instead.
 """
 
@@ -16,11 +17,16 @@ from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 log = logging.getLogger(__name__)
+
+# RequestCancelled, ContentModified, ServerCancelled: a request ended by the client, a
+# newer request or an edit. Nothing went wrong.
+CANCELLED_CODES = frozenset({-32800, -32801, -32802})
 
 
 class GatedProtocol(LanguageServerProtocol):
@@ -50,11 +56,39 @@ class GatedProtocol(LanguageServerProtocol):
         self._own_outgoing.add(msg_id)
         return super().send_request(method, params, callback, msg_id)
 
+    def _send_handler_result(self, future, *, msg_id):  # type: ignore[no-untyped-def]
+        # pygls logs every JsonRpcException a handler raises at ERROR with its traceback,
+        # and reports it as a server error. Those are answers (cancelled, the model still
+        # loading), not server errors: logged at their level, the traceback at debug only.
+        error = None if future.cancelled() else future.exception()
+        if not isinstance(error, JsonRpcException):
+            super()._send_handler_result(future, msg_id=msg_id)
+            return
+        self._request_futures.pop(msg_id, None)
+        log.log(
+            answered_level(error),
+            "request %r answered with error %s: %s",
+            msg_id,
+            error.code,
+            error.message,
+            exc_info=error if log.isEnabledFor(logging.DEBUG) else None,
+        )
+        self._send_response(msg_id, error=error.to_response_error())
+
     def _send_response(self, msg_id, result=None, error=None):  # type: ignore[no-untyped-def]
         if self.reply_gate is not None and not self.reply_gate(msg_id):
             log.warning("dropped a second reply to %r", msg_id)
             return
         super()._send_response(msg_id, result, error)
+
+
+def answered_level(error: JsonRpcException) -> int:
+    """The log level of a handler's error reply: DEBUG for a cancelled request, the
+    error's own ``log_level`` if it has one, else WARNING."""
+    if error.code in CANCELLED_CODES:
+        return logging.DEBUG
+    level = getattr(error, "log_level", logging.WARNING)
+    return level if isinstance(level, int) else logging.WARNING
 
 
 def unstructure(protocol: LanguageServerProtocol | Any, value: Any) -> Any:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import subprocess
 
 import pytest
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from steerlsp import __version__
-from steerlsp.server.cli import parse_tcp
+from steerlsp.server.cli import parse_tcp, quiet_libraries
+from steerlsp.server.completions import RequestFailed
 from steerlsp.server.framing import FrameDecoder, encode_frame
+from steerlsp.server.pygls_adapter import answered_level
 from tests.rawclient import steerlsp_command
 
 SECRET = "sekrit_token_4f9a"
@@ -101,3 +105,29 @@ async def test_logs_hold_no_document_text_below_debug(start_raw, shop, tmp_path)
     assert SECRET not in info
     debug = await _session_log(start_raw, shop, tmp_path, "debug")
     assert SECRET in debug  # debug is the explicit opt-in
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_library_progress_bars_are_off_and_their_warnings_at_debug_only(debug, monkeypatch):
+    monkeypatch.setattr(logging, "captureWarnings", lambda capture: None)
+    monkeypatch.setattr(logging.getLogger("py.warnings"), "level", logging.NOTSET)
+    environ = {"TQDM_DISABLE": "0"}  # a user's own choice wins
+    quiet_libraries(debug=debug, environ=environ)
+    assert environ["TQDM_DISABLE"] == "0" and environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    assert ("TRANSFORMERS_VERBOSITY" in environ) is not debug
+    shown = logging.getLogger("py.warnings").isEnabledFor(logging.WARNING)
+    assert shown is debug
+
+
+@pytest.mark.parametrize(
+    ("error", "level"),
+    [
+        (JsonRpcRequestCancelled("superseded"), logging.DEBUG),
+        (JsonRpcException(code=-32801, message="content modified"), logging.DEBUG),
+        (RequestFailed("the model is still loading", logging.INFO), logging.INFO),
+        (RequestFailed("out of memory"), logging.WARNING),
+        (JsonRpcInvalidParams("bad params"), logging.WARNING),
+    ],
+)
+def test_error_replies_are_logged_at_their_level(error, level):
+    assert answered_level(error) == level
