@@ -43,6 +43,11 @@ class StepHook(Protocol):
 
     def observe(self, token: int, text: str) -> None: ...
 
+    def rewind(self) -> int | None:
+        """After ``observe``: how many generated tokens to keep, to write the rest again
+        (an undefined name was read); None to go on."""
+        ...
+
 
 @dataclass
 class Generation:
@@ -98,7 +103,9 @@ class Engine:
         out: list[int] = []
         stop = "max_tokens"
         text = ""
-        while len(out) < max_new_tokens:
+        steps = 0  # rewinds write tokens again: every step counts against twice the limit
+        while len(out) < max_new_tokens and steps < 2 * max_new_tokens:
+            steps += 1
             if cancelled():
                 stop = "cancelled"
                 break
@@ -113,6 +120,14 @@ class Engine:
             text = self.tokenizer.decode(out, skip_special_tokens=True)
             if hook is not None:
                 hook.observe(token, text)
+                keep = hook.rewind()
+                if keep is not None and 0 <= keep < len(out):
+                    # The cache holds the prompt and out[:-1]: keep prompt + out[:keep].
+                    logits = self.rewind(len(out) - 1 - keep)
+                    del out[keep:]
+                    text = self.tokenizer.decode(out, skip_special_tokens=True)
+                    history = history[:, : len(prompt_ids) + keep]
+                    continue
             if should_stop(text):
                 stop = "stop"
                 break
@@ -152,6 +167,24 @@ class Engine:
     def cached(self) -> list[int]:
         """The tokens the cache holds, hints included (read-only by convention)."""
         return self._cached
+
+    @torch.inference_mode()
+    def rewind(self, drop: int) -> torch.Tensor:
+        """Forget the last ``drop`` cached tokens, and feed the one before them again.
+
+        -> logits [1, V] for the position after the new last token. Hints in the
+        cache count as tokens: the caller rewinds only where none follows.
+        """
+        keep = len(self._cached) - drop
+        if drop < 0 or keep < 1:
+            raise ValueError(f"rewind({drop}) of {len(self._cached)} cached tokens")
+        last = self._cached[keep - 1]
+        if keep == 1:
+            self._cache, self._cached = self._new_cache(), []
+        else:
+            self._cache.crop(keep - 1 - len(self._cached))  # transformers: a negative count
+            del self._cached[keep - 1 :]
+        return self._forward([last])
 
     @torch.inference_mode()
     def splice(self, at: int, remove: int, insert: Sequence[int]) -> torch.Tensor:

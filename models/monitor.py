@@ -148,6 +148,8 @@ class MonitorState:
         self._import: str | None = None  # "from" (the module) or "names" (after import)
         self._import_expect = False  # a module or imported name may start here
         self._import_alias = False
+        # Offsets of the newlines that ended a statement (bracket depth 0, no backslash).
+        self.statement_ends: list[int] = []
 
     @property
     def length(self) -> int:
@@ -172,6 +174,7 @@ class MonitorState:
         other._starts = list(self._starts)
         other._frames = list(self._frames)
         other._lambdas = list(self._lambdas)
+        other.statement_ends = list(self.statement_ends)
         return other
 
     def update(self, text: str) -> TriggerPoint:
@@ -331,6 +334,7 @@ class MonitorState:
                 self._continuation = False
             elif not self._frames:
                 self._end_statement()
+                self.statement_ends.append(self._base + index)
             return index + 1
         self._continuation = False
         if char == "\\":

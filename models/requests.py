@@ -105,6 +105,10 @@ class SteeringOptions:
     # enables it only in a trusted workspace (``python.trustWorkspace``).
     runtime_deprecation: bool = False
     hints: bool = True  # interrupt with signature and deprecation hints
+    # At each statement's end, a name it reads that nothing defines is written again
+    # (``models/names.py``): up to ``max_rewinds`` times per completion.
+    names: bool = True
+    max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 0.25  # seconds, per query
     max_queries: int = 6

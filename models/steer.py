@@ -52,6 +52,7 @@ from steerlsp.models.relevance import (
 )
 from steerlsp.models.requests import SteeringOptions
 from steerlsp.models.steer_facts import SteeringFacts
+from steerlsp.models.steer_names import NameGuard, names_walk
 from steerlsp.models.trie import CandidateTrie
 
 log = logging.getLogger(__name__)
@@ -190,6 +191,23 @@ class Steerer:
         self._drop_signature = False  # its call closed: remove the hint at the next step
         self._comments: SuppressComments | None = None  # built once a hint is shown
         self._usage: DocumentUsage | None = None
+        self._ends: list[int] = []  # the generated text's length after each token
+        self._names = (
+            NameGuard(
+                analysis,
+                facts,
+                options,
+                window=self.window,
+                before=before,
+                after=after,
+                monitor=self._prefix_monitor,
+                limit=QUERY_LIMIT + options.query_timeout,
+            )
+            if options.names and options.max_rewinds > 0
+            else None
+        )
+        self._rewind: tuple[int, int, str, str] | None = None  # keep, banned token, lead, name
+        self._rewound: tuple[int, str, str] | None = None  # banned token, lead, name
         # The cursor itself may be a trigger (``profile.|``): ask now, so that the
         # answer overlaps the prompt's prefill.
         self._prefetch(self._monitor.point())
@@ -204,8 +222,65 @@ class Steerer:
             self._monitor = self._prefix_monitor.fork()
             point = self._monitor.update(text)
         self._text = text
+        self._ends.append(len(text))
         self._prefetch(point)
         self._drop_closed_signature_hint()
+        if self._names is not None:
+            self._check_names()
+
+    def _check_names(self) -> None:
+        """At each statement's end: a name it reads that nothing defines is to be
+        written again (see :meth:`rewind`), while rewinds are left and no hint is in
+        the cache (a hint after the name would have to be taken out too)."""
+        guard = self._names
+        assert guard is not None
+        whole = self.window + self._text
+        for end in self._monitor.statement_ends:
+            if end <= guard.checked_upto or self._rewind is not None:
+                continue
+            found = guard.statement(whole, end, len(self.window), self.trace)
+            if found is None:
+                continue
+            at = found.offset - len(self.window)  # in the generated text
+            keep = next(i for i, e in enumerate(self._ends) if e > at)
+            if self._hints:
+                self.trace.notes.append(f"undefined name {found.name!r} kept: a hint is shown")
+                guard.check.advance(whole, end)
+                continue
+            lead = self._text[self._ends[keep - 1] if keep else 0 : at]
+            self._rewind = (keep, self._tokens[keep], lead, found.name)
+
+    # ---- stage 1b: rewind (after observe, when a name was undefined) -----------------
+
+    def rewind(self) -> int | None:
+        """How many generated tokens to keep, after :meth:`_check_names` found a name to
+        write again; the steerer's own state goes back to that point."""
+        if self._rewind is None:
+            return None
+        keep, banned, lead, name = self._rewind
+        self._rewind = None
+        guard = self._names
+        assert guard is not None
+        dropped = len(self._tokens) - keep
+        kept = self._text[: self._ends[keep - 1]] if keep else ""
+        del self._tokens[keep:], self._ends[keep:]
+        self._text = kept
+        self._monitor = self._prefix_monitor.fork()
+        self._monitor.update(kept)
+        limit = len(self.window) + len(kept)
+        for query in [q for q in self._pending if q.point.offset > limit]:
+            query.future.cancel()
+            self._pending.remove(query)
+        self._asked = {(kind, at) for kind, at in self._asked if at <= limit}
+        self._walk = None
+        self._drop_signature = False
+        guard.checked_upto = limit
+        guard.rewinds += 1
+        self._rewound = (banned, lead, name)
+        self.trace.interrupts.append(
+            {"at": len(kept), "reason": f"undefined name {name!r}", "rewound": dropped}
+        )
+        return keep
 
     def _prefetch(self, point: TriggerPoint) -> None:
         o = self.options
@@ -312,6 +387,8 @@ class Steerer:
     def steer(self, engine: Any, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         raw = logits
         logits = self._collect(engine, history, logits)
+        if self._rewound is not None:
+            self._start_names_walk(history)
         by = ""
         if self._walk is not None:
             logits, by = self._apply_walk(history, logits), "walk"
@@ -506,6 +583,39 @@ class Steerer:
             }
         )
         return logits
+
+    def _start_names_walk(self, history: torch.Tensor) -> None:
+        """After a rewind: write the token that held the undefined name again, among
+        the names in scope (see ``models/steer_names.py``)."""
+        assert self._rewound is not None and self._names is not None
+        banned, lead, name = self._rewound
+        self._rewound = None
+        known = self._names.check.known
+        built = names_walk(
+            known,
+            name,
+            lead=lead,
+            banned=banned,
+            context=self._line_context(),
+            facts=self.facts,
+            options=self.options,
+            start=history.shape[-1],
+        )
+        if built is None:
+            return
+        processors, walk = built
+        self._end_walk()
+        self._walk = _Walk(processors, [walk], "", len(self.window) + len(self._text))
+        self.trace.walks.append(
+            {
+                "at": len(self._text),
+                "typed": "",
+                "candidates": len(walk.trie.spellings),
+                "mode": "boost",
+                "followed": "all",
+                "instead_of": name,
+            }
+        )
 
     def _current_partial(self, point: TriggerPoint) -> bool:
         now = self._monitor.point()

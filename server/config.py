@@ -79,6 +79,8 @@ class SteeringSettings:
     deprecation: bool = _STEER.deprecation
     runtime_deprecation: bool = _STEER.runtime_deprecation  # also needs python.trustWorkspace
     hints: bool = _STEER.hints
+    names: bool = _STEER.names
+    max_rewinds: int = field(default=_STEER.max_rewinds, metadata={"min": 0, "max": 8})
     follow_kind: bool = _STEER.follow_kind
     query_timeout_ms: int = field(
         default=_ms(_STEER.query_timeout), metadata={"min": 10, "max": 5000}

@@ -250,6 +250,9 @@ class Spy:
         if self.seen is not None:
             self.seen(text)
 
+    def rewind(self) -> int | None:
+        return self.steerer.rewind()
+
 
 @dataclass
 class Run:
@@ -492,7 +495,7 @@ def deprecating(tmp_path: Path, **items: CompletionCandidate) -> ScriptedAnalysi
 def test_deprecated_items_read_from_their_source_are_demoted(inner, pool, tmp_path):
     script = Script({DICT: 0.7, DUMP: 0.3})
     analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
-    plain = SteeringOptions(rank=False, hints=False)
+    plain = SteeringOptions(rank=False, hints=False, names=False)
     off = steered(inner, script, HEAD, analysis, pool, replace(plain, deprecation=False))
     assert off.text == ".dict()\n"
     run = steered(inner, script, HEAD, analysis, pool, plain)
@@ -870,7 +873,7 @@ def test_the_time_budget_stops_waiting_and_then_stops_asking(inner, pool):
 def test_the_query_cap_leaves_later_triggers_unasked(inner, pool):
     script = Script({TWICE: 0.999, TWICE_RIGHT: 0.001})
     analysis = ScriptedAnalysis(completions={"obj.": ITEMS, ").": ITEMS})
-    options = SteeringOptions(max_queries=1, hints=False)
+    options = SteeringOptions(max_queries=1, hints=False, names=False)
     run = steered(inner, script, HEAD, analysis, pool, options)
     assert run.text == ".update().updaet()\n"  # the first name steered, the second not
     assert [call[0] for call in analysis.calls] == ["completions_at"]  # no definition either
@@ -993,7 +996,7 @@ def test_the_files_of_the_items_classes_are_prefetched_and_remembered(inner, poo
     facts = SteeringFacts(
         vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
     )
-    options = SteeringOptions(rank=False, hints=False)
+    options = SteeringOptions(rank=False, hints=False, names=False)  # no scope query
     first = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
     assert first.text == ".model_dump()\n"
     assert [q["query"] for q in first.trace["queries"]] == ["completions", "definitions"]
@@ -1003,3 +1006,71 @@ def test_the_files_of_the_items_classes_are_prefetched_and_remembered(inner, poo
     assert second.text == ".model_dump()\n"
     assert [q["query"] for q in second.trace["queries"]] == ["completions", "definitions"]
     assert second.trace["queries"][1]["results"] == 0  # known: nothing to look up
+
+
+# --- undefined names: rewind at the statement's end and write the name again --------
+
+CALLER = "def f(form, name):\n    data = form.get("
+SCOPE = ScriptedAnalysis(
+    completions={"):\n    ": (CompletionCandidate("form"), CompletionCandidate("name"))}
+)
+
+
+def test_engine_rewind_leaves_the_cache_a_fresh_prefill_gives(inner):
+    engine = Engine(inner, TOKENIZER)
+    ids = TOKENIZER.encode("def f(x):\n    return x")
+    engine.generate(ids, max_new_tokens=1)
+    engine.splice(len(ids), 0, tokenize("+1"))  # the cache now holds the prompt and "+1"
+    logits = engine.rewind(2)  # forget "+1", and feed the prompt's last token again
+    assert engine.cached == ids
+    assert torch.allclose(logits[0], fresh_logits(inner, ids), atol=1e-4)
+    with pytest.raises(ValueError, match="rewind"):
+        engine.rewind(len(ids))
+
+
+def test_an_undefined_name_is_written_again_from_the_names_in_scope(inner, pool):
+    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
+    assert unsteered(inner, script, CALLER).text == "key)\n"
+    run = steered(inner, script, CALLER, SCOPE, pool)
+    assert run.text == "name)\n"
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt == {"at": 0, "reason": "undefined name 'key'", "rewound": 5}
+    walk = run.trace["walks"][-1]
+    assert walk["instead_of"] == "key" and walk["wrote"] == "name"
+    assert any(q["query"] == "scope" and q["results"] == 2 for q in run.trace["queries"])
+    # The cache is the one the rewritten text gives: nothing of "key" is left in it.
+    assert run.engine.cached == [*run.prompt_ids, *tokenize("name)\n")]
+
+
+def test_a_name_the_statement_binds_later_is_not_undefined(inner, pool):
+    head = "def f(form, name):\n    total = sum("
+    script = Script({head + "v for v in form)\n": 0.99, head + "name)\n": 0.01})
+    run = steered(inner, script, head, SCOPE, pool)
+    assert run.text == "v for v in form)\n"
+    assert run.trace["interrupts"] == []
+
+
+def test_a_name_bound_by_an_earlier_generated_statement_is_known(inner, pool):
+    head = "def f(form, name):\n"
+    body = "    key = 1\n    data = form.get(key)\n"
+    scope = ScriptedAnalysis(completions={"):\n": (CompletionCandidate("form"),)})
+    run = steered(inner, Script({head + body: 1.0}), head, scope, pool)
+    assert run.text == body
+    assert run.trace["interrupts"] == []
+
+
+def test_no_rewind_without_the_names_in_scope_or_with_rewinds_off(inner, pool):
+    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
+    slow = ScriptedAnalysis(completions=SCOPE.completions, latency=0.5)
+    assert steered(inner, script, CALLER, slow, pool).text == "key)\n"  # not answered yet
+    off = SteeringOptions(max_rewinds=0)
+    assert steered(inner, script, CALLER, SCOPE, pool, options=off).text == "key)\n"
+
+
+def test_rewinds_stop_at_the_cap(inner, pool):
+    script = Script({CALLER + "key)\n": 0.9, CALLER + "kez)\n": 0.09, CALLER + "name)\n": 0.01})
+    one = SteeringOptions(max_rewinds=1)
+    run = steered(inner, script, CALLER, SCOPE, pool, options=one)
+    # The first rewind demotes "k" and boosts the names in scope: "name" wins at once.
+    assert run.text == "name)\n"
+    assert len(run.trace["interrupts"]) == 1
