@@ -81,9 +81,15 @@ class Analysis(Protocol):
     """A language server's view of one document's speculative text (see module doc)."""
 
     def completions_at(
-        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+        self,
+        text: str,
+        offset: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        documented: bool = True,
     ) -> list[CompletionCandidate]:
-        """The completion items at ``offset`` of ``text``, in the server's order."""
+        """The completion items at ``offset`` of ``text``, in the server's order; without
+        ``documented``, items need not carry their documentation (faster)."""
         ...
 
     def signature_at(
@@ -123,7 +129,12 @@ class ScriptedAnalysis:
     calls: list[tuple[str, str, int]] = field(default_factory=list)
 
     def completions_at(
-        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+        self,
+        text: str,
+        offset: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        documented: bool = True,
     ) -> list[CompletionCandidate]:
         """The scripted candidates for this position, or an empty list."""
         found = self._answer("completions_at", self.completions, text, offset, timeout)

@@ -68,7 +68,7 @@ class NameGuard:
         self.options = options
         self.started = time.perf_counter()
         self.future: concurrent.futures.Future[list[CompletionCandidate]] = facts.pool.submit(
-            analysis.completions_at, text, offset, timeout=limit
+            analysis.completions_at, text, offset, timeout=limit, documented=False
         )
         self.check = NameCheck(statement_start=statement_start(window, monitor))
         self.checked_upto = len(window)  # statement ends before this are the user's

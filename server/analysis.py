@@ -277,8 +277,11 @@ class AnalysisInstance:
             folder = tempfile.gettempdir()
         return from_fs_path(os.path.join(folder, WARM_NAME)) or f"file:///{WARM_NAME}"
 
-    async def query(self, method: str, uri: str, text: str, offset: int) -> Any:
-        """Sync ``uri``'s private document to ``text`` and send ``method`` at ``offset``.
+    async def query(
+        self, method: str, uri: str, text: str, offset: int, *, documented: bool = True
+    ) -> Any:
+        """Sync ``uri``'s private document to ``text`` and send ``method`` at ``offset``;
+        completion items get their documentation resolved unless not ``documented``.
 
         The start is shielded: a question that times out while pylsp starts
         does not stop the start, and the next question finds it running.
@@ -292,7 +295,7 @@ class AnalysisInstance:
             position=items.position_at(text, offset),
         )
         result = await connection.request(method, items.unstructure(params), REQUEST_TIMEOUT)
-        if method == types.TEXT_DOCUMENT_COMPLETION:
+        if method == types.TEXT_DOCUMENT_COMPLETION and documented:
             result = await self._resolve(connection, result)
         return result
 
@@ -469,11 +472,21 @@ class DocumentAnalysis:
         self.version = version
 
     def completions_at(
-        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+        self,
+        text: str,
+        offset: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        documented: bool = True,
     ) -> list[CompletionCandidate]:
         """The completion items at ``offset`` of ``text``, in the server's order."""
         return self._ask(
-            types.TEXT_DOCUMENT_COMPLETION, items.candidates_from, text, offset, timeout
+            types.TEXT_DOCUMENT_COMPLETION,
+            items.candidates_from,
+            text,
+            offset,
+            timeout,
+            documented=documented,
         )
 
     def signature_at(
@@ -493,16 +506,24 @@ class DocumentAnalysis:
         )
 
     def _ask(
-        self, method: str, convert: Callable[[Any], T], text: str, offset: int, timeout: float
+        self,
+        method: str,
+        convert: Callable[[Any], T],
+        text: str,
+        offset: int,
+        timeout: float,
+        *,
+        documented: bool = True,
     ) -> T:
         if not 0 <= offset <= len(text):
             raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
         instance = self.instance
 
         async def question() -> T:
-            return convert(await instance.query(method, self.uri, text, offset))
+            answer = await instance.query(method, self.uri, text, offset, documented=documented)
+            return convert(answer)
 
-        key = (method, self.uri, self.version, text[:offset])
+        key = (method, self.uri, self.version, text[:offset], documented)
         return instance.ask(key, question, timeout)
 
 

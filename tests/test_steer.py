@@ -810,7 +810,9 @@ TWICE_RIGHT = HEAD + ".update().updaet()\n"
 class TimesOut(ScriptedAnalysis):
     """A server that gives up at once: the analysis raises its own timeout."""
 
-    def completions_at(self, text: str, offset: int, *, timeout: float = 0.15) -> Any:
+    def completions_at(
+        self, text: str, offset: int, *, timeout: float = 0.15, documented: bool = True
+    ) -> Any:
         self.calls.append(("completions_at", text, offset))
         raise AnalysisTimeout(f"completions_at took over {timeout:.3f}s")
 
@@ -820,7 +822,9 @@ class Crashes(ScriptedAnalysis):
 
     broken: str = "completions_at"
 
-    def completions_at(self, text: str, offset: int, *, timeout: float = 0.15) -> Any:
+    def completions_at(
+        self, text: str, offset: int, *, timeout: float = 0.15, documented: bool = True
+    ) -> Any:
         if self.broken == "completions_at":
             raise RuntimeError("upstream crashed")
         return super().completions_at(text, offset, timeout=timeout)

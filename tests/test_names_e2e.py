@@ -1,0 +1,70 @@
+"""Undefined names, end to end: the real steerlsp, the embedded model, real pylsp.
+
+The task suite's ``uncommon-statistics-correlation`` prompt (stdlib only): unsteered,
+the embedded model reads a name nothing defines (``len(obj)`` in a function of
+``xs`` and ``ys``). Steered, the statement's end finds it, the decode loop rewinds
+to it and writes a name in scope instead; ``steerlsp/explain`` records the rewind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyflakes import api as pyflakes_api
+from pyflakes import reporter as pyflakes_reporter
+
+from tests.test_explain_e2e import PATIENT, complete, explain, warm_analysis
+from tests.test_inline_e2e import ready, start
+
+PROMPT = (
+    Path(__file__).parents[1] / "bench" / "tasks" / "uncommon-statistics-correlation" / "prompt.py"
+)
+
+
+def undefined_names(source: str) -> list[str]:
+    """pyflakes' "undefined name" messages for ``source``."""
+    found: list[str] = []
+
+    class Collect(pyflakes_reporter.Reporter):
+        def __init__(self) -> None:
+            super().__init__(None, None)
+
+        def flake(self, message) -> None:  # type: ignore[no-untyped-def]
+            if "undefined name" in str(message):
+                found.append(str(message.message_args[0]))
+
+        def syntaxError(self, *args) -> None:  # type: ignore[no-untyped-def]
+            found.append("<syntax error>")
+
+    pyflakes_api.check(source, "completion.py", Collect())
+    return found
+
+
+async def test_an_undefined_name_is_rewound_and_written_from_the_scope(start_raw, tmp_path):
+    buffer = PROMPT.read_text()
+    client = await start(start_raw, tmp_path, options={"steerlsp": PATIENT})
+    await ready(client)
+    await warm_analysis(client)
+    uri = (tmp_path / "stats.py").as_uri()
+    client.open(uri, buffer)
+
+    client.notify(
+        "workspace/didChangeConfiguration",
+        {
+            "settings": {
+                "steerlsp": {**PATIENT, "steering": {**PATIENT["steering"], "names": False}}
+            }
+        },
+    )
+    without = await complete(client, uri, buffer)
+    assert undefined_names(buffer + without), without  # the model's own choice reads one
+
+    names_on = {**PATIENT, "steering": {**PATIENT["steering"], "names": True}}  # settings merge
+    client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": names_on}})
+    steered = await complete(client, uri, buffer)
+    trace = (await explain(client, uri))["trace"]
+    rewinds = [i for i in trace["interrupts"] if i["reason"].startswith("undefined name")]
+    assert rewinds, trace
+    assert undefined_names(buffer + steered) == [], (steered, trace)
+    scope = [q for q in trace["queries"] if q["query"] == "scope"]
+    assert scope and scope[0]["outcome"] == "ok", trace
