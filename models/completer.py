@@ -4,6 +4,11 @@ Request in (text before and after the cursor), final insert text out. The
 stop rule of ``prompts.postprocess`` is consulted after every token, so a
 single-line completion ends at its newline rather than at the token limit, and
 a looping model is stopped within a few tokens of its third repeat.
+
+Alternatives (``options.alternatives`` > 1, an explicitly invoked completion) are
+sampled after the first completion from the same prompt: the engine keeps the
+prompt's KV cache, so each costs its decode steps, not a prefill. They use fixed
+seeds (the same prompt gets the same alternatives) and stop at a time budget.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +25,12 @@ from steerlsp.models.analysis import Analysis
 from steerlsp.models.deprecation import DeprecationCache
 from steerlsp.models.engine import Engine, Generation, release_memory, use_low_precision_head
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
-from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
+from steerlsp.models.requests import (
+    CompletionOptions,
+    CompletionRequest,
+    ModelOutOfMemory,
+    Sampling,
+)
 from steerlsp.models.runtime_deprecation import RuntimeDeprecations
 from steerlsp.models.steer import Steerer
 from steerlsp.models.steer_facts import SteeringFacts
@@ -37,6 +49,12 @@ from steerlsp.prompts.postprocess import (
 
 log = logging.getLogger(__name__)
 
+# Alternatives: warm enough to differ from the greedy completion, with the nucleus
+# cutting the tail a 270M model puts much mass on. Sample ``n`` uses seed ``n``.
+ALTERNATIVE_SAMPLING = Sampling(temperature=0.7, top_p=0.95)
+# Draws per wanted alternative: a draw can repeat one already found, or be empty.
+DRAWS_PER_ALTERNATIVE = 2
+
 
 @dataclass
 class Completion:
@@ -45,6 +63,21 @@ class Completion:
     generation: Generation
     trace: dict[str, Any] | None = None  # what steered it (``steerlsp/explain``); None: unsteered
     prompt_tokens: int = 0
+    # Further distinct completions (options.alternatives > 1), best first after ``text``.
+    alternatives: tuple[str, ...] = ()
+    alternative_seconds: float = 0.0  # decoding them took this long
+
+
+@dataclass(frozen=True)
+class _Prompt:
+    """A request made ready for decoding: the token ids and how to cut the output."""
+
+    ids: list[int]
+    mode: CompletionMode
+    indent: str
+    line_prefix: str
+    suffix: str
+    healed: str  # whitespace cut off the prompt that the first tokens must re-produce
 
 
 class Completer:
@@ -98,11 +131,51 @@ class Completer:
         With an ``analysis`` and ``options.steering.enabled``, the language
         server steers the decoding (``models/steer.py``).
         """
+        prompt = self._prompt(request, options)
+        steerer = None
+        if analysis is not None and options.steering.enabled:
+            before, after = (
+                request.document.split() if request.document else (request.prefix, request.suffix)
+            )
+            window = request.prefix[: len(request.prefix) - len(prompt.healed)]
+            steerer = Steerer(
+                analysis=analysis,
+                facts=self.facts,
+                # Hints splice the prefix-only prompt's current line; FIM prompts
+                # put the suffix after it, so they get the walk and ranking only.
+                options=options.steering
+                if self.template is None
+                else dataclasses.replace(options.steering, hints=False),
+                window=window[-_WINDOW:],
+                before=before[: len(before) - len(prompt.healed)],
+                after=after,
+                prompt_length=len(prompt.ids),
+            )
+        generation = self._decode(
+            prompt, options, options.sampling, lambda: token.cancelled, steerer
+        )
+        if generation.stop == "cancelled":
+            raise JobCancelled()
+        text = self._finish(prompt, generation, options)
+        trace = steerer.trace.as_dict() if steerer is not None else None
+        if trace is not None:
+            log.debug("steering trace: %s", trace)
+        started = time.perf_counter()
+        alternatives = self._alternatives(prompt, options, token, text)
+        return Completion(
+            text,
+            prompt.mode,
+            generation,
+            trace,
+            len(prompt.ids),
+            alternatives,
+            time.perf_counter() - started if options.alternatives > 1 else 0.0,
+        )
+
+    def _prompt(self, request: CompletionRequest, options: CompletionOptions) -> _Prompt:
         line_prefix = request.prefix.rsplit("\n", 1)[-1]
         line_suffix = request.suffix.split("\n", 1)[0]
-        mode = completion_mode(line_prefix, line_suffix)
-        indent = block_indent(request.prefix)
-        prompt = build_prompt(
+        built = build_prompt(
             request.prefix,
             request.suffix,
             path=request.path,
@@ -114,48 +187,46 @@ class Completer:
                 request.context, budget=options.context_tokens, count_tokens=self.count_tokens
             ),
         )
-        text, healed = prompt.text, ""
+        text, healed = built.text, ""
         if self.template is None:  # FIM prompts end with a marker, not the cursor
-            text, healed = split_trailing_space(prompt.text)
-        processors = [TokenHealing(self.vocabulary, healed)] if healed else []
-        ids = self.tokenizer.encode(text)
-        steerer = None
-        if analysis is not None and options.steering.enabled:
-            before, after = (
-                request.document.split() if request.document else (request.prefix, request.suffix)
-            )
-            window = request.prefix[: len(request.prefix) - len(healed)]
-            steerer = Steerer(
-                analysis=analysis,
-                facts=self.facts,
-                # Hints splice the prefix-only prompt's current line; FIM prompts
-                # put the suffix after it, so they get the walk and ranking only.
-                options=options.steering
-                if self.template is None
-                else dataclasses.replace(options.steering, hints=False),
-                window=window[-_WINDOW:],
-                before=before[: len(before) - len(healed)],
-                after=after,
-                prompt_length=len(ids),
-            )
+            text, healed = split_trailing_space(built.text)
+        return _Prompt(
+            ids=self.tokenizer.encode(text),
+            mode=completion_mode(line_prefix, line_suffix),
+            indent=block_indent(request.prefix),
+            line_prefix=line_prefix,
+            suffix=request.suffix,
+            healed=healed,
+        )
+
+    def _decode(
+        self,
+        prompt: _Prompt,
+        options: CompletionOptions,
+        sampling: Sampling,
+        stop_now: Callable[[], bool],
+        steerer: Steerer | None = None,
+    ) -> Generation:
+        """One generation on the engine; ``stop_now`` is read at every step."""
+        processors = [TokenHealing(self.vocabulary, prompt.healed)] if prompt.healed else []
         try:
-            generation = self.engine.generate(
-                ids,
+            return self.engine.generate(
+                prompt.ids,
                 processors=processors,
                 max_new_tokens=options.max_new_tokens,
-                sampling=options.sampling,
+                sampling=sampling,
                 stop_ids=self.stop_ids,
                 should_stop=lambda text: (
                     stop_reason(
                         text,
-                        mode=mode,
-                        indent_of_block=indent,
+                        mode=prompt.mode,
+                        indent_of_block=prompt.indent,
                         max_lines=options.max_lines,
-                        line_prefix=line_prefix,
+                        line_prefix=prompt.line_prefix,
                     )
                     is not None
                 ),
-                cancelled=lambda: token.cancelled,
+                cancelled=stop_now,
                 hook=steerer,
             )
         except Exception as exc:
@@ -166,24 +237,59 @@ class Completer:
             raise
         finally:
             release_memory()
-        if generation.stop == "cancelled":
-            raise JobCancelled()
+
+    def _finish(self, prompt: _Prompt, generation: Generation, options: CompletionOptions) -> str:
+        """The text to insert: the healed whitespace taken off, post-processed; a
+        generation cut short (the token limit, a time budget) ends at its last
+        complete statement."""
         generated = generation.text
-        if healed:
+        if prompt.healed:
+            healed = prompt.healed
             generated = generated[len(healed) :] if generated.startswith(healed) else ""
-        text = finalize(
+        return finalize(
             generated,
-            mode=mode,
-            line_prefix=line_prefix,
-            suffix=request.suffix,
-            block_indent=indent,
+            mode=prompt.mode,
+            line_prefix=prompt.line_prefix,
+            suffix=prompt.suffix,
+            block_indent=prompt.indent,
             max_lines=options.max_lines,
-            truncated=generation.stop == "max_tokens",
+            truncated=generation.stop in ("max_tokens", "cancelled"),
         )
-        trace = steerer.trace.as_dict() if steerer is not None else None
-        if trace is not None:
-            log.debug("steering trace: %s", trace)
-        return Completion(text, mode, generation, trace, len(ids))
+
+    def _alternatives(
+        self, prompt: _Prompt, options: CompletionOptions, token: CancelToken, first: str
+    ) -> tuple[str, ...]:
+        """Up to ``options.alternatives - 1`` further completions, distinct from ``first``
+        and each other after trailing whitespace, none empty. Sampled unsteered (their
+        cost is decode steps only) until ``options.alternatives_budget`` seconds have
+        passed. A draw the budget cuts off is the last: a block keeps its complete
+        lines; a single line is dropped (its last word may be half written). Raises
+        JobCancelled."""
+        wanted = options.alternatives - 1
+        if wanted <= 0:
+            return ()
+        deadline = time.perf_counter() + options.alternatives_budget
+        seen = {first.rstrip()}
+        found: list[str] = []
+        for seed in range(1, wanted * DRAWS_PER_ALTERNATIVE + 1):
+            if len(found) == wanted or time.perf_counter() >= deadline:
+                break
+            sampling = dataclasses.replace(ALTERNATIVE_SAMPLING, seed=seed)
+            generation = self._decode(
+                prompt,
+                options,
+                sampling,
+                lambda: token.cancelled or time.perf_counter() >= deadline,
+            )
+            if token.cancelled:
+                raise JobCancelled()
+            if generation.stop == "cancelled" and prompt.mode is not CompletionMode.MULTI_LINE:
+                break
+            text = self._finish(prompt, generation, options)
+            if text.strip() and text.rstrip() not in seen:
+                seen.add(text.rstrip())
+                found.append(text)
+        return tuple(found)
 
     def _free(self) -> None:
         self.engine.reset()

@@ -150,6 +150,16 @@ class CompletionOptions:
     sampling: Sampling = Sampling()
     steering: SteeringOptions = OFF
     context_tokens: int = 256  # the most the ChatLSP context block may take
+    # How many distinct completions to return (the first, then sampled ones), and the
+    # seconds the sampled ones may take in all after the first (see models/completer.py).
+    alternatives: int = 1
+    alternatives_budget: float = 1.5
+
+    def __post_init__(self) -> None:
+        if self.alternatives < 1:
+            raise ValueError(f"alternatives must be >= 1, got {self.alternatives!r}")
+        if self.alternatives_budget < 0:
+            raise ValueError(f"alternatives_budget must be >= 0, got {self.alternatives_budget!r}")
 
 
 class ModelOutOfMemory(Exception):

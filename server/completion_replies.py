@@ -72,31 +72,54 @@ def printable_json(value: Any) -> Any:
 
 
 def inline_list(
-    text: str,
+    texts: Sequence[str],
     start: types.Position,
     end: types.Position,
     selected: types.SelectedCompletionInfo | None,
 ) -> types.InlineCompletionList:
-    """The inline reply for ``text`` inserted at the cursor; no items for "".
+    """The inline reply: one item per non-empty text, in order (editors cycle through
+    them), each inserted at the cursor.
 
     ``start``..``end`` is the replaced range: the selected menu item's start to
     the cursor, whose text leads the insert, or the cursor alone.
     """
-    if not text:
-        return types.InlineCompletionList(items=[])
-    insert = printable((selected.text if selected else "") + text)
-    item_id = uuid.uuid4().hex[:12]
+    lead = selected.text if selected else ""
     return types.InlineCompletionList(
         items=[
             types.InlineCompletionItem(
-                insert_text=insert,
+                insert_text=printable(lead + text),
                 range=types.Range(start=start, end=end),
                 command=types.Command(
-                    title="steerlsp: accepted", command=ACCEPTED_COMMAND, arguments=[item_id]
+                    title="steerlsp: accepted",
+                    command=ACCEPTED_COMMAND,
+                    arguments=[uuid.uuid4().hex[:12]],
                 ),
             )
+            for text in texts
+            if text
         ]
     )
+
+
+def typed_ahead(
+    prefix: str, suffix: str, texts: Sequence[str], now_prefix: str, now_suffix: str
+) -> tuple[str, ...]:
+    """What is left of each of ``texts`` (suggested at ``prefix``|``suffix``) once the
+    user has typed on to ``now_prefix``|``now_suffix``: the rests of those the typed
+    text begins, in order, without repeats (after trailing whitespace) or blanks; ()
+    when nothing was typed, the suffix changed, or the typing left the suggestions.
+    """
+    if now_suffix != suffix or not now_prefix.startswith(prefix):
+        return ()
+    typed = now_prefix[len(prefix) :]
+    if not typed:
+        return ()
+    rests: dict[str, str] = {}  # by the rest without trailing whitespace: the first kept
+    for text in texts:
+        rest = text[len(typed) :]
+        if text.startswith(typed) and rest.strip():
+            rests.setdefault(rest.rstrip(), rest)
+    return tuple(rests.values())
 
 
 def completion_item(text: str, position: types.Position) -> types.CompletionItem:

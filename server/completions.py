@@ -53,6 +53,7 @@ from steerlsp.server.completion_replies import (
     printable,
     relative_path,
     request_position,
+    typed_ahead,
 )
 from steerlsp.server.config import Settings
 from steerlsp.server.cursor import Around, text_around
@@ -99,7 +100,8 @@ class _Suggestion:
     uri: str
     prefix: str
     suffix: str
-    text: str
+    texts: tuple[str, ...]  # the first completion ("" for nothing), then alternatives
+    asked: int  # how many were asked for: a request wanting more generates again
 
 
 @dataclass
@@ -268,13 +270,15 @@ class Completions:
             # The editor shows a menu item: continue as if it were accepted.
             prefix = start.prefix + selected.text
             replace_start = selected.range.start
-        cached = self._typed_ahead(uri, prefix, suffix)
+        automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
+        # Asked for (Invoked): the editor can cycle through several. Automatic: one.
+        wanted = 1 if automatic else self.settings.completion.alternatives
+        cached = self._typed_ahead(uri, prefix, suffix, wanted)
         if cached is not None:
             return inline_list(cached, replace_start, position, selected)
-        automatic = params.context.trigger_kind == types.InlineCompletionTriggerKind.Automatic
         document = self._snapshot(uri, replace_start, position, selected.text if selected else "")
         chat = self.settings.chatlsp
-        done, _ = await self._contextual(
+        done, _, others = await self._contextual(
             uri,
             position,
             prefix,
@@ -284,8 +288,9 @@ class Completions:
             parts=chat.prompt_context if chat.enabled else "none",
             rounds=chat.repair_rounds if chat.enabled and chat.repair_inline else 0,
             budget_s=INLINE_CONTEXT_BUDGET,
+            alternatives=wanted,
         )
-        return inline_list(done.text, replace_start, position, selected)
+        return inline_list((done.text, *others), replace_start, position, selected)
 
     async def snippet(self, hole: Hole, *, rounds: int) -> replies.LlmCompletionResult:
         """``textDocument/llmCompletion`` (``rounds`` 0) and ``llmCompletionResolveErrors``:
@@ -295,7 +300,7 @@ class Completions:
             raise ChatLspError(f"{hole.uri} is not open, or the position lies outside it")
         self._require_ready()
         document = self._snapshot(hole.uri, hole.position, hole.position)
-        done, used = await self._contextual(
+        done, used, _ = await self._contextual(
             hole.uri,
             hole.position,
             around.prefix,
@@ -326,14 +331,17 @@ class Completions:
         parts: str,
         rounds: int,
         budget_s: float,
-    ) -> tuple[Repaired, ChatContext]:
+        alternatives: int = 1,
+    ) -> tuple[Repaired, ChatContext, tuple[str, ...]]:
         """A completion with ChatLSP context (asked for after the debounce, so that
-        superseded keystrokes cost no analysis) and ``rounds`` error rounds."""
+        superseded keystrokes cost no analysis) and ``rounds`` error rounds; also the
+        first attempt's alternatives (up to ``alternatives - 1``, distinct from it)."""
         chat: ChatLsp | None = getattr(self.ls, "chatlsp", None)  # absent on bare test servers
         if chat is None:
             parts, rounds = "none", 0
         version = self._version(uri)
         used: list[ChatContext] = []  # the context the first attempt was given
+        others: list[str] = []
 
         async def generate(attempt: str, errors: str) -> str:
             async def supply() -> ChatContext:
@@ -344,15 +352,20 @@ class Completions:
                     used.append(found)
                 return dataclasses.replace(used[0], attempt=attempt, feedback=errors)
 
-            return await self._generate(
+            first = not used
+            texts = await self._generate(
                 uri,
                 version,
                 prefix,
                 suffix,
-                debounce=debounce and not used,
+                debounce=debounce and first,
                 document=document,
                 context=supply,
+                alternatives=alternatives if first else 1,
             )
+            if first:
+                others.extend(texts[1:])
+            return texts[0]
 
         async def check(text: str) -> Checked:
             from steerlsp.server.chatlsp.errors import feedback, needs_repair
@@ -367,7 +380,7 @@ class Completions:
             self._explained[uri] = dataclasses.replace(
                 explained, completion=done.text, rounds=len(done.feedback)
             )
-        return done, (used[0] if used else ChatContext())
+        return done, (used[0] if used else ChatContext()), tuple(others)
 
     async def fallback_item(self, params: dict[str, Any]) -> types.CompletionItem | None:
         """One labelled AI item for ``textDocument/completion``, within the wait budget."""
@@ -378,7 +391,8 @@ class Completions:
         if uri is None or position is None or around is None:
             return None
         prefix, suffix = around.prefix, around.suffix
-        text = self._typed_ahead(uri, prefix, suffix)
+        cached = self._typed_ahead(uri, prefix, suffix)
+        text = cached[0] if cached else None
         if text is None:
             # Keep generating past the wait: the editor asks again as the user
             # types, and typed-ahead then answers from the finished suggestion.
@@ -390,11 +404,12 @@ class Completions:
             )
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
             try:
-                text = await asyncio.wait_for(
+                texts = await asyncio.wait_for(
                     asyncio.shield(task), self.settings.completion.fallback_wait_ms / 1000
                 )
             except (TimeoutError, JsonRpcException):
                 return None
+            text = texts[0]
         if not text.strip():
             return None
         return completion_item(text, position)
@@ -491,14 +506,17 @@ class Completions:
         # The load failure was logged and shown once; each request need not repeat it.
         raise RequestFailed(f"steerlsp: no model: {self.error}", logging.INFO)
 
-    def _typed_ahead(self, uri: str, prefix: str, suffix: str) -> str | None:
+    def _typed_ahead(
+        self, uri: str, prefix: str, suffix: str, wanted: int = 1
+    ) -> tuple[str, ...] | None:
+        """The rest of the last suggestions at this document that the text typed since
+        begins (at most ``wanted``, in their order); None when none does, or when more
+        were wanted than were asked for then."""
         last = self._last.get(uri)
-        if last is None or last.suffix != suffix or not prefix.startswith(last.prefix):
+        if last is None or wanted > last.asked:
             return None
-        typed = prefix[len(last.prefix) :]
-        if typed and last.text.startswith(typed) and len(typed) < len(last.text):
-            return last.text[len(typed) :]
-        return None
+        rests = typed_ahead(last.prefix, last.suffix, last.texts, prefix, suffix)
+        return rests[:wanted] or None
 
     async def _generate(
         self,
@@ -510,7 +528,12 @@ class Completions:
         debounce: bool,
         document: Document | None = None,
         context: Callable[[], Awaitable[ChatContext]] | None = None,
-    ) -> str:
+        alternatives: int = 1,
+    ) -> tuple[str, ...]:
+        """The completion at ``prefix``|``suffix`` (printable; "" for nothing), then up to
+        ``alternatives - 1`` distinct others. Raises JsonRpcRequestCancelled when it
+        was superseded, cancelled or the document changed, RequestFailed when the model
+        cannot serve it."""
         previous = self._pending.get(uri)
         if previous is not None and previous.job is not None:
             previous.job.cancel()  # cancel-previous
@@ -533,7 +556,9 @@ class Completions:
             )
             instance = self._analysis()
             analysis = instance.document(uri, version) if instance and version is not None else None
-            completion = await self._run(uri, pending, completer, request, analysis)
+            completion = await self._run(
+                uri, pending, completer, request, analysis, self._options(alternatives)
+            )
         except JobCancelled as exc:
             raise JsonRpcRequestCancelled("cancelled by a newer request or an edit") from exc
         except ModelOutOfMemory as exc:
@@ -547,7 +572,8 @@ class Completions:
             raise JsonRpcRequestCancelled("the document changed while generating")
         self.served += 1
         text = printable(completion.text)
-        self._last[uri] = _Suggestion(uri, prefix, suffix, text)
+        texts = (text, *(printable(t) for t in getattr(completion, "alternatives", ())))
+        self._last[uri] = _Suggestion(uri, prefix, suffix, texts, alternatives)
         self._remember(
             uri,
             version,
@@ -556,7 +582,7 @@ class Completions:
             prompt_tokens=getattr(completion, "prompt_tokens", 0),
             context=tuple(k for k, v in dataclasses.asdict(given).items() if v),
         )
-        return text
+        return texts
 
     async def _run(
         self,
@@ -565,11 +591,11 @@ class Completions:
         completer: Completer,
         request: CompletionRequest,
         analysis: Analysis | None,
+        options: CompletionOptions,
     ) -> Any:
         """The completion job on the model worker. A steered job that fails for any other
         reason than cancellation or the model itself is run again unsteered: a broken
         steering step must not cost the user the suggestion."""
-        options = self._options()
         if analysis is not None:
             try:
                 return await self._submit(
@@ -623,7 +649,7 @@ class Completions:
         doc = self._document(uri)
         return doc.version if doc is not None else None
 
-    def _options(self) -> CompletionOptions:
+    def _options(self, alternatives: int = 1) -> CompletionOptions:
         c = self.settings.completion
         return CompletionOptions(
             max_new_tokens=c.max_new_tokens,
@@ -633,4 +659,6 @@ class Completions:
             sampling=Sampling(temperature=c.temperature, top_p=c.top_p),
             steering=self.settings.steering.options(),
             context_tokens=self.settings.chatlsp.context_tokens,
+            alternatives=alternatives,
+            alternatives_budget=c.alternatives_budget_ms / 1000,
         )

@@ -47,6 +47,10 @@ class CompletionSettings:
     prefix_tokens: int = field(default=1024, metadata={"min": 16, "max": 32768})
     suffix_tokens: int = field(default=256, metadata={"min": 0, "max": 32768})
     debounce_ms: int = field(default=75, metadata={"min": 0, "max": 5000})
+    # Distinct items an Invoked inline completion returns (the greedy one, then sampled
+    # ones the editor cycles through), and the time the sampled ones may take after it.
+    alternatives: int = field(default=3, metadata={"min": 1, "max": 8})
+    alternatives_budget_ms: int = field(default=1500, metadata={"min": 0, "max": 10000})
     fallback: bool = True  # an AI item in textDocument/completion for clients without inline
     fallback_wait_ms: int = field(default=1500, metadata={"min": 0, "max": 30000})
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from steerlsp.models.completer import Completer
@@ -83,3 +85,120 @@ def test_column_zero_in_a_body_stops_at_module_level(completer, monkeypatch):
     done = completer.complete(request, CompletionOptions(max_new_tokens=40), CancelToken())
     assert done.generation.stop == "stop" and done.generation.text.endswith("\nd")
     assert done.text == "    return x"
+
+
+# ---- alternatives: sampled after the first, distinct, bounded in time --------------
+
+
+class Slow:
+    """A processor that takes ``seconds`` per step (a slow model)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, history, scores):
+        time.sleep(self.seconds)
+        return scores
+
+
+def by_seed(
+    completer: Completer, monkeypatch, scripts: dict, slow: float = 0.0, generations=None
+) -> list:
+    """The model writes ``scripts[seed]`` (``None``: the greedy run); returns the
+    sampling of every generation, in order (and appends each to ``generations``)."""
+    real = completer.engine.generate
+    calls = []
+
+    def generate(*args, **kwargs):
+        sampling = kwargs["sampling"]
+        calls.append(sampling)
+        extra = [Script(scripts[sampling.seed])] + ([Slow(slow)] if slow else [])
+        kwargs["processors"] = [*kwargs.get("processors", ()), *extra]
+        generation = real(*args, **kwargs)
+        if generations is not None:
+            generations.append(generation)
+        return generation
+
+    monkeypatch.setattr(completer.engine, "generate", generate)
+    return calls
+
+
+LINE = CompletionRequest("x =", "\n", "f.py")  # single-line: ends at the newline
+
+
+def test_one_alternative_asked_is_the_first_completion_only(completer, monkeypatch):
+    calls = by_seed(completer, monkeypatch, {None: " 1\n"})
+    done = completer.complete(LINE, CompletionOptions(max_new_tokens=8), CancelToken())
+    assert done.text == " 1" and done.alternatives == ()
+    assert [s.seed for s in calls] == [None]
+
+
+def test_alternatives_are_distinct_non_empty_and_seeded(completer, monkeypatch):
+    scripts = {None: " a\n", 1: " a  \n", 2: "\n", 3: " b + 1\n", 4: " c\n"}
+    generations: list = []
+    calls = by_seed(completer, monkeypatch, scripts, generations=generations)
+    options = CompletionOptions(max_new_tokens=8, alternatives=3, alternatives_budget=30)
+    done = completer.complete(LINE, options, CancelToken())
+    assert done.text == " a"
+    # " a  " repeats the first after trimming; "\n" is empty: both dropped.
+    assert done.alternatives == (" b + 1", " c")
+    assert [s.seed for s in calls] == [None, 1, 2, 3, 4]  # fixed seeds: reproducible
+    assert calls[0] == CompletionOptions().sampling  # the first is greedy
+    assert all(s.temperature > 0 and s.top_p < 1 for s in calls[1:])
+    # The prompt's KV cache is reused: the alternatives cost decode steps only.
+    assert all(g.reused_tokens == g.prompt_tokens - 1 for g in generations[1:])
+
+
+def test_alternatives_stop_when_enough_are_found(completer, monkeypatch):
+    scripts = {None: " a\n", 1: " b\n", 2: " c\n", 3: " d\n"}
+    calls = by_seed(completer, monkeypatch, scripts)
+    options = CompletionOptions(max_new_tokens=8, alternatives=2, alternatives_budget=30)
+    assert completer.complete(LINE, options, CancelToken()).alternatives == (" b",)
+    assert [s.seed for s in calls] == [None, 1]
+
+
+def test_alternatives_are_bounded_in_time(completer, monkeypatch):
+    scripts = {None: " a\n", **{seed: " bcdefghij\n" for seed in range(1, 5)}}
+    calls = by_seed(completer, monkeypatch, scripts, slow=0.02)
+    options = CompletionOptions(max_new_tokens=12, alternatives=3, alternatives_budget=0.1)
+    started = time.perf_counter()
+    done = completer.complete(LINE, options, CancelToken())
+    # One draw runs into the budget (10 steps of 20 ms > 100 ms): a half-written
+    # line is dropped, and no other draw starts.
+    assert done.text == " a" and done.alternatives == ()
+    assert len(calls) == 2 and done.alternative_seconds < 0.1 + 0.1
+    assert time.perf_counter() - started < 2
+    none = CompletionOptions(max_new_tokens=12, alternatives=3, alternatives_budget=0)
+    assert completer.complete(LINE, none, CancelToken()).alternatives == ()
+
+
+def test_a_block_cut_by_the_budget_keeps_its_complete_lines(completer, monkeypatch):
+    block = CompletionRequest("def f(x):\n    ", "\n", "f.py")
+    scripts = {None: "return x\n", 1: "y = x\n    z = y + y + y + y\n"}
+    by_seed(completer, monkeypatch, scripts, slow=0.02)
+    options = CompletionOptions(max_new_tokens=40, alternatives=2, alternatives_budget=0.3)
+    done = completer.complete(block, options, CancelToken())
+    assert done.text == "return x" and done.alternatives == ("y = x",)
+
+
+def test_cancelling_during_the_alternatives_cancels_the_job(completer, monkeypatch):
+    token = CancelToken()
+    real = completer.engine.generate
+
+    def generate(*args, **kwargs):
+        seed = kwargs["sampling"].seed
+        if seed == 1:
+            token.cancel()  # an edit or a newer request while the first alternative runs
+        kwargs["processors"] = [*kwargs.get("processors", ()), Script(" a\n" if seed else " b\n")]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(completer.engine, "generate", generate)
+    options = CompletionOptions(max_new_tokens=8, alternatives=3, alternatives_budget=30)
+    with pytest.raises(JobCancelled):
+        completer.complete(LINE, options, token)
+
+
+@pytest.mark.parametrize(("alternatives", "budget"), [(0, 1.0), (-1, 1.0), (3, -0.5)])
+def test_completion_options_reject_bad_alternatives(alternatives, budget):
+    with pytest.raises(ValueError, match=str(alternatives if alternatives < 1 else budget)):
+        CompletionOptions(alternatives=alternatives, alternatives_budget=budget)

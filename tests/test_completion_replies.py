@@ -6,12 +6,15 @@ import pytest
 from lsprotocol import types
 
 from steerlsp.server.completion_replies import (
+    ACCEPTED_COMMAND,
     FIRST,
     Explained,
     completion_item,
+    inline_list,
     merged_completions,
     printable,
     relative_path,
+    typed_ahead,
 )
 from steerlsp.server.cursor import text_around
 from steerlsp.server.text import split_keepends
@@ -174,3 +177,39 @@ def test_fallback_item_is_printable_plain_text_and_sorts_first():
 )
 def test_relative_needs_real_containment(root, path, relative):
     assert relative_path("file://" + path, root) == relative
+
+
+def test_inline_list_has_one_item_per_text_in_order_and_none_for_empties():
+    reply = inline_list(["a\x00b", "", "c"], pos(1, 2), pos(1, 4), None)
+    assert [i.insert_text for i in reply.items] == ["ab", "c"]
+    assert all(i.range == types.Range(start=pos(1, 2), end=pos(1, 4)) for i in reply.items)
+    ids = [i.command.arguments[0] for i in reply.items]
+    assert len(set(ids)) == 2 and {i.command.command for i in reply.items} == {ACCEPTED_COMMAND}
+    assert inline_list([""], pos(0, 0), pos(0, 0), None).items == []
+
+
+def test_inline_list_leads_with_the_selected_menu_item():
+    selected = types.SelectedCompletionInfo(range=types.Range(pos(0, 3), pos(0, 5)), text="join")
+    reply = inline_list(["(a)", "(b, c)"], pos(0, 3), pos(0, 5), selected)
+    assert [i.insert_text for i in reply.items] == ["join(a)", "join(b, c)"]
+
+
+@pytest.mark.parametrize(
+    ("now_prefix", "now_suffix", "rests"),
+    [
+        ("x = fo", "\n", ("o(1)", "rmat()")),  # both begin with what was typed, in order
+        ("x = foo", "\n", ("(1)",)),  # only one does
+        ("x = foo(1)", "\n", ()),  # all of it typed: nothing left to show
+        ("x = ", "\n", ()),  # nothing typed: not an answer from the cache
+        ("x = b", "\n", ()),  # typed away from every suggestion
+        ("x = fo", ")\n", ()),  # the text after the cursor changed
+        ("y = fo", "\n", ()),  # the text before the suggestion changed
+    ],
+)
+def test_typed_ahead_rests(now_prefix, now_suffix, rests):
+    texts = ("foo(1)", "format()", "foo(1)  ", "")
+    assert typed_ahead("x = ", "\n", texts, now_prefix, now_suffix) == rests
+
+
+def test_typed_ahead_drops_repeated_and_blank_rests():
+    assert typed_ahead("", "", ("ab", "ab", "a  "), "a", "") == ("b",)

@@ -72,6 +72,12 @@ def test_valid_values_are_applied():
         ({"completion": {"temperature": "hot"}}, "expected a number, got 'hot'; keeping 0.0"),
         ({"completion": {"fallback": "yes"}}, "true or false, got 'yes'; keeping true"),
         ({"completion": {"maxNewTokens": True}}, "expected a number, got true"),
+        ({"completion": {"alternatives": 0}}, "alternatives: 0 is outside 1..8; keeping 3"),
+        ({"completion": {"alternatives": 9}}, "alternatives: 9 is outside 1..8; keeping 3"),
+        (
+            {"completion": {"alternativesBudgetMs": -1}},
+            "alternativesBudgetMs: -1 is outside 0..10000; keeping 1500",
+        ),
         ({"bogus": 1}, "unknown setting steerlsp.bogus (ignored)"),
         ({"model": {"fimTemplate": "starcoder3"}}, "'starcoder3' is not one of auto, none, "),
     ],
@@ -232,3 +238,12 @@ def test_invalid_steering_values_keep_the_defaults(raw, fragment):
     settings, problems = merge(Settings(), {"steering": raw})
     assert settings.steering == SteeringSettings()
     assert len(problems) == 1 and fragment in problems[0], problems
+
+
+def test_alternatives_are_set_per_editor():
+    settings, problems = merge(
+        Settings(), {"completion": {"alternatives": 8, "alternativesBudgetMs": 0}}
+    )
+    assert not problems
+    assert settings.completion.alternatives == 8
+    assert settings.completion.alternatives_budget_ms == 0

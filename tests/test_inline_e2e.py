@@ -95,7 +95,7 @@ async def test_completes_a_for_loop_body(session, tmp_path):
     uri = opened(session, tmp_path, LOOP)
     reply = await session.response(inline(session, uri, LOOP))
     items = reply["result"]["items"]
-    assert len(items) == 1
+    assert 1 <= len(items) <= 3  # Invoked: the greedy completion, then alternatives
     text = items[0]["insertText"]
     assert text.strip(), "an empty completion for a loop body"
     assert "name" in text  # it uses the loop variable in scope
@@ -131,6 +131,37 @@ async def test_typed_ahead_is_answered_from_the_last_suggestion(session, tmp_pat
         "workspace/executeCommand", {"command": "steerlsp.accepted", "arguments": ["x"]}
     )
     assert (await session.request("steerlsp/status"))["result"]["model"]["accepted"] == 1
+
+
+async def test_invoked_gets_distinct_alternatives_and_automatic_one(start_raw, tmp_path):
+    # A budget no busy CI machine runs out of: this is about what the items are.
+    options = {"steerlsp": {"completion": {"alternatives": 3, "alternativesBudgetMs": 10000}}}
+    client = await start(start_raw, tmp_path, options=options)
+    await ready(client)
+    uri = opened(client, tmp_path, CALL + ")\n")
+    automatic = await client.response(inline(client, uri, CALL, trigger=2), 60)
+    [only] = automatic["result"]["items"]
+    invoked = await client.response(inline(client, uri, CALL, trigger=1), 120)
+    texts = [item["insertText"] for item in invoked["result"]["items"]]
+    assert texts[0] == only["insertText"]  # the greedy completion leads
+    assert 2 <= len(texts) <= 3, texts  # sampled ones follow (this call has several)
+    assert len({t.rstrip() for t in texts}) == len(texts) and all(t.strip() for t in texts)
+    assert all("\n" not in t for t in texts)  # mid-line: each finishes the line only
+    ids = {item["command"]["arguments"][0] for item in invoked["result"]["items"]}
+    assert len(ids) == len(texts)
+    # The same request again: the same alternatives (fixed seeds).
+    again = await client.response(inline(client, uri, CALL, trigger=1), 120)
+    assert [item["insertText"] for item in again["result"]["items"]] == texts
+
+    # No time for alternatives: the greedy item alone, no sample drawn.
+    client.notify(
+        "workspace/didChangeConfiguration",
+        {"settings": {"steerlsp": {"completion": {"alternativesBudgetMs": 0}}}},
+    )
+    served = (await client.request("steerlsp/status"))["result"]["model"]["served"]
+    bare = await client.response(inline(client, uri, CALL, trigger=1), 60)
+    assert [item["insertText"] for item in bare["result"]["items"]] == texts[:1]
+    assert (await client.request("steerlsp/status"))["result"]["model"]["served"] == served + 1
 
 
 async def test_cancel_previous_and_cancel_request(session, tmp_path):

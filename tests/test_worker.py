@@ -272,12 +272,12 @@ async def test_requests_waiting_on_a_dead_thread_fail_and_the_next_one_works(mon
 
     monkeypatch.setattr(worker._jobs, "get", dying_get)
     completer.gate.set()
-    assert await asyncio.wait_for(running, 5) == "x = 1"
+    assert await asyncio.wait_for(running, 5) == ("x = 1",)
     with pytest.raises(RequestFailed) as failed:
         await asyncio.wait_for(waiting, 5)
     assert failed.value.code == -32803 and "restarted" in failed.value.message
     again = completions._generate("file:///w/b.py", 1, "", "", debounce=False)
-    assert await asyncio.wait_for(again, 5) == "x = 1"
+    assert await asyncio.wait_for(again, 5) == ("x = 1",)
     status = completions.status()
     assert status["state"] == "ready"
     assert status["worker"] | {"submitted": 0} == {
