@@ -170,12 +170,22 @@ def camel(name: str) -> str:
 
 
 def section(raw: Any) -> Any:
-    """The steerlsp part of initializationOptions or a didChangeConfiguration payload."""
+    """The steerlsp part of initializationOptions or a didChangeConfiguration payload.
+
+    ``{"steerlsp": {...}}`` (optionally under ``settings``), or steerlsp's sections at
+    the top (``{"model": ...}``): then only those are read, for an editor sends every
+    server the same object (Eglot's ``(:pylsp ...)``, Helix's ``config``), and another
+    server's section is none of steerlsp's business. None when there is no part for it.
+    """
     if isinstance(raw, dict) and isinstance(raw.get("settings"), dict):
         raw = raw["settings"]
-    if isinstance(raw, dict) and "steerlsp" in raw:
+    if not isinstance(raw, dict):
+        return raw
+    if "steerlsp" in raw:
         return raw["steerlsp"]
-    return raw
+    own = {camel(f.name) for f in dataclasses.fields(Settings)}
+    ours = {key: value for key, value in raw.items() if key in own}
+    return ours or None
 
 
 def merge(base: Settings, raw: Any) -> tuple[Settings, list[str]]:

@@ -35,6 +35,15 @@ def test_section_finds_ours(raw):
     assert merge(Settings(), section(raw))[0].model.name == "x"
 
 
+def test_another_servers_settings_are_not_read_as_ours():
+    """Eglot and Helix send one object to every server: pylsp's part is not steerlsp's."""
+    assert section({"pylsp": {"plugins": {}}}) is None
+    assert section({"settings": {"pylsp": {}}}) is None
+    assert merge(Settings(), section({"pylsp": {}}))[1] == []
+    mixed = {"pylsp": {}, "completion": {"maxNewTokens": 32}}
+    assert merge(Settings(), section(mixed))[0].completion.max_new_tokens == 32
+
+
 def test_valid_values_are_applied():
     settings, problems = merge(
         Settings(),
