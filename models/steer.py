@@ -52,6 +52,7 @@ from steerlsp.models.relevance import (
 )
 from steerlsp.models.requests import SteeringOptions
 from steerlsp.models.steer_facts import SteeringFacts
+from steerlsp.models.steer_hints import Hints
 from steerlsp.models.steer_names import NameGuard, names_walk
 from steerlsp.models.trie import CandidateTrie
 
@@ -62,8 +63,6 @@ LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 # Candidates resolved to their definitions to read their deprecation: this many of the
 # model's likeliest names, and this many of the ranker's.
 RESOLVE_FOR_DEPRECATION = 2
-# A hint is not placed when more than this many tokens would be prefilled again.
-MAX_REPREFILL = 96
 # Defining classes whose files are looked up as soon as a completion list arrives, and
 # (for items that name no class) the names likeliest by relevance alone.
 PREFETCH_GROUPS = 3
@@ -104,15 +103,6 @@ class _Query:
 
 
 @dataclass
-class _Hint:
-    kind: str  # "signature" | "deprecation"
-    logical_at: int  # the hint sits right before this logical token
-    length: int
-    text: str
-    call: int | None = None  # the ``(`` offset a signature hint belongs to
-
-
-@dataclass
 class _Walk:
     processors: list[LogitsProcessor]
     walks: list[CandidateWalk]  # the walk is over when none of these is still walking
@@ -132,23 +122,6 @@ class _Deprecations:
     listed: str  # the completion list's fingerprint
     paths: dict[str, str] = field(default_factory=dict)  # group -> its file
     queries: list[_Query] = field(default_factory=list)
-
-
-class SuppressComments:
-    """Pushes comment-starting tokens below every other valid one while a hint is shown,
-    so the model does not continue the hint's comment style."""
-
-    def __init__(self, token_ids: torch.Tensor) -> None:
-        self.token_ids = token_ids
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        # input_ids: [1, T]; scores: [1, V]
-        ids = self.token_ids[self.token_ids < scores.shape[-1]].to(scores.device)
-        if not len(ids):
-            return scores
-        out = scores.clone()
-        out[:, ids] = float("-inf")
-        return out if bool(torch.isfinite(out).any()) else scores
 
 
 class Steerer:
@@ -183,13 +156,10 @@ class Steerer:
         self._pending: list[_Query] = []
         self._asked: set[tuple[str, int]] = set()
         self._walk: _Walk | None = None
-        self._hints: list[_Hint] = []
+        self._hints = Hints(facts, options, self.trace)
         self._queries = 0
-        self._interrupts = 0
         self._waited = 0.0
         self._started = time.perf_counter()
-        self._drop_signature = False  # its call closed: remove the hint at the next step
-        self._comments: SuppressComments | None = None  # built once a hint is shown
         self._usage: DocumentUsage | None = None
         self._ends: list[int] = []  # the generated text's length after each token
         self._names = (
@@ -224,7 +194,7 @@ class Steerer:
         self._text = text
         self._ends.append(len(text))
         self._prefetch(point)
-        self._drop_closed_signature_hint()
+        self._hints.note_open_calls(self._monitor.open_calls())
         if self._names is not None:
             self._check_names()
 
@@ -243,7 +213,7 @@ class Steerer:
                 continue
             at = found.offset - len(self.window)  # in the generated text
             keep = next(i for i, e in enumerate(self._ends) if e > at)
-            if self._hints:
+            if self._hints.shown:
                 self.trace.notes.append(f"undefined name {found.name!r} kept: a hint is shown")
                 guard.check.advance(whole, end)
                 continue
@@ -273,7 +243,7 @@ class Steerer:
             self._pending.remove(query)
         self._asked = {(kind, at) for kind, at in self._asked if at <= limit}
         self._walk = None
-        self._drop_signature = False
+        self._hints.forget_closed()
         guard.checked_upto = limit
         guard.rewinds += 1
         self._rewound = (banned, lead, name)
@@ -392,10 +362,8 @@ class Steerer:
         by = ""
         if self._walk is not None:
             logits, by = self._apply_walk(history, logits), "walk"
-        elif self._hints:
-            if self._comments is None:
-                self._comments = SuppressComments(self.facts.comment_tokens)
-            logits, by = self._comments(history, logits), "hint"
+        elif self._hints.shown:
+            logits, by = self._hints.suppress_comments(history, logits), "hint"
         self._record_change(history, raw, logits, by)
         return logits
 
@@ -423,10 +391,7 @@ class Steerer:
                         f"signature: {signature.label}",
                         call=call.open_bracket,
                     )
-        if self._drop_signature:
-            self._drop_signature = False
-            logits = self._remove_hint(engine, logits, "signature")
-        return logits
+        return self._hints.drop_closed(engine, logits, at=len(self._text))
 
     def _wait(self, query: _Query) -> Any:
         """The query's answer within what is left of the budgets; None on a timeout or error."""
@@ -769,7 +734,7 @@ class Steerer:
             self.trace.walks[-1]["wrote"] = walk.partial + ended[0] if ended else None
         self._walk = None
 
-    # ---- interrupts: hints in the KV cache -------------------------------------------
+    # ---- interrupts (models/steer_hints.py) -----------------------------------------
 
     def _place_hint(
         self,
@@ -780,83 +745,18 @@ class Steerer:
         message: str,
         call: int | None = None,
     ) -> torch.Tensor:
-        if self._interrupts >= self.options.max_interrupts:
-            self.trace.notes.append(f"{kind} hint skipped: interrupt cap reached")
-            return logits
-        if self._waited >= self.options.budget:
-            self.trace.notes.append(f"{kind} hint skipped: time budget spent")
-            return logits
-        logical = list(history[0].tolist())
-        line_start = _line_start(logical, self.facts.vocabulary.texts)
-        if line_start is None:
-            self.trace.notes.append(f"{kind} hint skipped: no line start in the prompt")
-            return logits
-        newline_text = self.facts.vocabulary.texts[logical[line_start - 1]]
-        carried = newline_text[newline_text.rfind("\n") + 1 :]
-        line = "".join(self.facts.vocabulary.texts[t] for t in logical[line_start:])
-        lead = "" if carried else line[: len(line) - len(line.lstrip(" \t"))]
-        text = f"{lead}# {_one_line(message)}\n{carried}"
-        insert = list(self.facts.tokenize(text))
-        started = time.perf_counter()
-        old = next((h for h in self._hints if h.kind == kind), None)
-        if old is not None:  # one hint of each kind: the new one replaces it
-            logits = self._splice_out(engine, old)
-        at = self._physical(line_start)
-        if len(engine.cached) - at > MAX_REPREFILL:
-            self.trace.notes.append(f"{kind} hint skipped: the line is too long to prefill again")
-            return logits
-        logits = engine.splice(at, 0, insert)
-        self._hints.append(_Hint(kind, line_start, len(insert), text, call))
-        self._hints.sort(key=lambda h: h.logical_at)
-        self._interrupts += 1
-        spent = time.perf_counter() - started
+        logits, spent = self._hints.place(
+            engine,
+            history,
+            logits,
+            kind,
+            message,
+            at=len(self._text),
+            waited=self._waited,
+            call=call,
+        )
         self._waited += spent
-        self.trace.hints.append({"kind": kind, "text": text.strip(), "replaced": old is not None})
-        self.trace.interrupts.append(
-            {
-                "at": len(self._text),
-                "reason": f"{kind} hint",
-                "reprefilled": len(engine.cached) - at - len(insert),
-                "ms": round(spent * 1000, 2),
-            }
-        )
         return logits
-
-    def _splice_out(self, engine: Any, hint: _Hint) -> torch.Tensor:
-        at = self._physical(hint.logical_at, before=hint)
-        logits = engine.splice(at, hint.length, [])
-        self._hints.remove(hint)
-        return logits  # type: ignore[no-any-return]
-
-    def _remove_hint(self, engine: Any, logits: torch.Tensor, kind: str) -> torch.Tensor:
-        hint = next((h for h in self._hints if h.kind == kind), None)
-        if hint is None:
-            return logits
-        started = time.perf_counter()
-        logits = self._splice_out(engine, hint)
-        self.trace.interrupts.append(
-            {
-                "at": len(self._text),
-                "reason": f"{kind} hint removed",
-                "ms": round((time.perf_counter() - started) * 1000, 2),
-            }
-        )
-        return logits
-
-    def _drop_closed_signature_hint(self) -> None:
-        hint = next((h for h in self._hints if h.kind == "signature"), None)
-        if hint is not None and hint.call not in self._monitor.open_calls():
-            self._drop_signature = True
-
-    def _physical(self, logical: int, before: _Hint | None = None) -> int:
-        """Where logical token ``logical`` sits in the cache, after the hints before it."""
-        shift = 0
-        for hint in self._hints:
-            if hint is before:
-                break
-            if hint.logical_at <= logical:
-                shift += hint.length
-        return logical + shift
 
     # ---- trace ----------------------------------------------------------------------
 
@@ -917,16 +817,3 @@ def _static(found: list[CompletionCandidate]) -> bool:
     ``__getattr__`` (which makes any name possible)."""
     own = any(not (c.name.startswith("__") and c.name.endswith("__")) for c in found)
     return own and not any(c.name == "__getattr__" for c in found)
-
-
-def _line_start(tokens: list[int], texts: Sequence[str]) -> int | None:
-    """Index of the first token after the last one that holds a line break, if any."""
-    for index in range(len(tokens) - 1, 0, -1):
-        token = tokens[index - 1]
-        if token < len(texts) and "\n" in texts[token]:
-            return index
-    return None
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:160]
