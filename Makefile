@@ -35,12 +35,13 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
 	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
 
-bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., the fault suite (fuzz, cancel storm, kills)
+bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., the fault suite (fuzz, cancel storm, kills), Helix's completion menu (the AI item, the menu's latency vs pylsp)
 	$(PY) bench/proxy_latency.py --requests 1000 --out bench/results
 	PYTHONPATH=. $(PY) bench/completion_bench.py --out bench/results
 	$(PY) bench/keystroke_latency.py --out bench/results
 	$(PY) bench/analysis_latency.py --json bench/results/analysis_latency.json
 	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --out bench/results/fuzz.json
+	$(PY) bench/helix_fallback.py --out bench/results
 
 bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, and the edit-similarity track
 	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,boost,mask,no-deprecation --out bench/results

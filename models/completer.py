@@ -151,10 +151,11 @@ class Completer:
                 after=after,
                 prompt_length=len(prompt.ids),
             )
+        abandon = _abandon(request, prompt)
         generation = self._decode(
-            prompt, options, options.sampling, lambda: token.cancelled, steerer
+            prompt, options, options.sampling, lambda: token.cancelled, steerer, abandon
         )
-        if generation.stop == "cancelled":
+        if generation.stop == "cancelled" or (abandon is not None and abandon(generation.text)):
             raise JobCancelled()
         text = self._finish(prompt, generation, options)
         trace = steerer.trace.as_dict() if steerer is not None else None
@@ -206,8 +207,10 @@ class Completer:
         sampling: Sampling,
         stop_now: Callable[[], bool],
         steerer: Steerer | None = None,
+        abandon: Callable[[str], bool] | None = None,
     ) -> Generation:
-        """One generation on the engine; ``stop_now`` is read at every step."""
+        """One generation on the engine; ``stop_now`` is read at every step, ``abandon``
+        with the text after every token."""
         processors = [TokenHealing(self.vocabulary, prompt.healed)] if prompt.healed else []
         try:
             return self.engine.generate(
@@ -217,7 +220,8 @@ class Completer:
                 sampling=sampling,
                 stop_ids=self.stop_ids,
                 should_stop=lambda text: (
-                    stop_reason(
+                    (abandon is not None and abandon(text))
+                    or stop_reason(
                         text,
                         mode=prompt.mode,
                         indent_of_block=prompt.indent,
@@ -317,6 +321,21 @@ def load_completer(
     if low_precision_head and on_cpu:
         use_low_precision_head(loaded.model)
     return Completer(loaded, fim)
+
+
+def agrees(generated: str, expected: str) -> bool:
+    """One text begins the other: the generation may still be what is typed."""
+    return generated.startswith(expected) or expected.startswith(generated)
+
+
+def _abandon(request: CompletionRequest, prompt: _Prompt) -> Callable[[str], bool] | None:
+    """For a request that follows the typing: is the text generated so far no longer
+    what the user types? The generation continues the prompt, which ends before the
+    healed whitespace, so that whitespace leads what it must agree with."""
+    typed = request.typed
+    if typed is None:
+        return None
+    return lambda text: not agrees(text, prompt.healed + typed())
 
 
 def _template(tokenizer: Any, fim: str) -> FimTemplate | None:

@@ -6,6 +6,7 @@ worker, so ``initialize`` is answered before they are imported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from steerlsp.models.relevance import RankWeights
@@ -56,6 +57,10 @@ class CompletionRequest:
     # the speculative text; None: ``prefix`` and ``suffix`` are the whole document.
     document: Document | None = None
     context: ChatContext = ChatContext()  # put above the current function in the prompt
+    # What the user has typed at the cursor since the request was made, read as the
+    # decoding goes (the completion menu's generations outlive keystrokes); a generation
+    # that stops agreeing with it is abandoned. None: the typing is not followed.
+    typed: Callable[[], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from steerlsp import __version__
 from steerlsp.server import config
 from steerlsp.server.analysis import AnalysisInstance
 from steerlsp.server.chatlsp.service import ChatLsp
+from steerlsp.server.completion_menu import CompletionMenu
 from steerlsp.server.completions import Completions
 from steerlsp.server.connection import UpstreamOptions
 from steerlsp.server.lsp import register_bench_methods, server
@@ -134,7 +135,7 @@ async def serve(
     server.protocol.reply_gate = proxy.claim
     server.completions = Completions(server)
     server.chatlsp = ChatLsp(server)
-    proxy.rewrite_results_with(server.completions)
+    proxy.rewrite_results_with(CompletionMenu(server, server.completions))
     server.analysis = AnalysisInstance(
         loop,
         root_uri=server.root_uri,

@@ -40,19 +40,16 @@ from steerlsp.models.worker import (
     WorkerDied,
 )
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
-from steerlsp.server import config, environment, pygls_adapter
+from steerlsp.server import config, environment
 from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.completion import Checked, Repaired, contextual, repaired
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole
 from steerlsp.server.completion_replies import (
     Explained,
-    completion_item,
     document_with,
     inline_list,
-    merged_completions,
     printable,
     relative_path,
-    request_position,
     typed_ahead,
 )
 from steerlsp.server.config import Settings
@@ -109,6 +106,9 @@ class _Pending:
     serial: int
     version: int | None
     job: Job[Any] | None = None
+    # The completion menu's: an edit does not stop it, and its result is kept for
+    # typed-ahead whatever the version (see server/completion_menu.py).
+    survives_edits: bool = False
 
 
 class Completions:
@@ -128,7 +128,6 @@ class Completions:
         self._last: dict[str, _Suggestion] = {}
         self._explained: OrderedDict[str, Explained] = OrderedDict()
         self._loaded_for: tuple[Any, ...] | None = None
-        self._merging = False  # pylsp's completion results get the AI item
         self._runtime: RuntimeDeprecations | None = None  # the opt-in runtime check
         self._runtime_off: str | None = None  # why it is off though asked for (logged once)
 
@@ -140,7 +139,6 @@ class Completions:
 
     def start_loading(self) -> None:
         """Load the configured model on the worker thread; report progress and failure."""
-        self._merging = self._fallback_wanted()
         model = self.settings.model
         key = (
             model.name,
@@ -245,9 +243,10 @@ class Completions:
         self._explained.pop(uri, None)
 
     def document_changed(self, uri: str) -> None:
-        """``didChange``: the running generation for ``uri`` is stale; stop it."""
+        """``didChange``: the running generation for ``uri`` is stale; stop it (the
+        completion menu's decides at its next request)."""
         pending = self._pending.get(uri)
-        if pending is not None and pending.job is not None:
+        if pending is not None and pending.job is not None and not pending.survives_edits:
             pending.job.cancel()
 
     async def inline(self, params: types.InlineCompletionParams) -> types.InlineCompletionList:
@@ -382,74 +381,60 @@ class Completions:
             )
         return done, (used[0] if used else ChatContext()), tuple(others)
 
-    async def fallback_item(self, params: dict[str, Any]) -> types.CompletionItem | None:
-        """One labelled AI item for ``textDocument/completion``, within the wait budget."""
-        if not self._fallback_wanted() or self.state is not ModelState.READY:
+    # ---- for the completion menu (server/completion_menu.py) -------------
+
+    @property
+    def ready(self) -> bool:
+        """A model is loaded and a thread serves its jobs."""
+        return self.state is ModelState.READY and self._worker.gave_up is None
+
+    def around(self, uri: str, position: types.Position) -> Around | None:
+        """The prompt's window at ``position`` of an open document (see ``_around``)."""
+        return self._around(uri, position)
+
+    def snapshot(self, uri: str, position: types.Position) -> Document | None:
+        """The document at the cursor for steering (see ``_snapshot``)."""
+        return self._snapshot(uri, position, position)
+
+    def version(self, uri: str) -> int | None:
+        """The open document's version; None when it is not open."""
+        return self._version(uri)
+
+    def suggestion(self, uri: str, prefix: str, suffix: str) -> str | None:
+        """What the last suggestion of ``uri`` offers at ``prefix``|``suffix``: itself
+        when it was made there ("" when it was nothing), the rest of the first one the
+        text typed since begins, or None when it offers nothing there."""
+        last = self._last.get(uri)
+        if last is None:
             return None
-        uri, position = request_position(params)
-        around = self._around(uri, position) if uri is not None and position else None
-        if uri is None or position is None or around is None:
-            return None
-        prefix, suffix = around.prefix, around.suffix
-        cached = self._typed_ahead(uri, prefix, suffix)
-        text = cached[0] if cached else None
-        if text is None:
-            # Keep generating past the wait: the editor asks again as the user
-            # types, and typed-ahead then answers from the finished suggestion.
-            document = self._snapshot(uri, position, position)
-            task = asyncio.ensure_future(
-                self._generate(
-                    uri, self._version(uri), prefix, suffix, debounce=False, document=document
-                )
-            )
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
-            try:
-                texts = await asyncio.wait_for(
-                    asyncio.shield(task), self.settings.completion.fallback_wait_ms / 1000
-                )
-            except (TimeoutError, JsonRpcException):
-                return None
-            text = texts[0]
-        if not text.strip():
-            return None
-        return completion_item(text, position)
+        if (last.prefix, last.suffix) == (prefix, suffix):
+            return last.texts[0]
+        rests = typed_ahead(last.prefix, last.suffix, last.texts, prefix, suffix)
+        return rests[0] if rests else None
 
-    def rewrites(self, method: str) -> bool:
-        """The router asks: do pylsp's ``textDocument/completion`` results come here?
-
-        Only while a fallback item can be added (decided when the model loads
-        or the settings change); otherwise they keep the router's direct path
-        (no copy, no extra task).
-        """
-        return self._merging and method == types.TEXT_DOCUMENT_COMPLETION
-
-    async def rewrite(self, method: str, params: Any, result: Any) -> Any:
-        """The result the editor gets for ``method``: pylsp's list plus the AI item."""
-        if method != types.TEXT_DOCUMENT_COMPLETION:
-            return result
-        return await self.merge_fallback(params, result)
-
-    async def merge_fallback(self, params: Any, result: Any) -> Any:
-        """Add the AI item to pylsp's completion list."""
-        if not isinstance(params, dict) or not self._fallback_wanted():
-            return result
-        item = await self.fallback_item(params)
-        uri, _ = request_position(params)
-        still_working = uri in self._pending
-        if item is None and not still_working:
-            return result
-        unstructured = (
-            pygls_adapter.unstructure(self.ls.protocol, item) if item is not None else None
+    async def in_background(
+        self,
+        uri: str,
+        version: int | None,
+        prefix: str,
+        suffix: str,
+        document: Document | None,
+        typed: Callable[[], str],
+    ) -> tuple[str, ...]:
+        """A generation for the completion menu: never debounced, cancelled by a newer
+        generation for ``uri`` but not by an edit, its result kept for typed-ahead;
+        abandoned (JsonRpcRequestCancelled) once it no longer agrees with ``typed()``,
+        the text typed at the cursor since."""
+        return await self._generate(
+            uri,
+            version,
+            prefix,
+            suffix,
+            debounce=False,
+            document=document,
+            survives_edits=True,
+            typed=typed,
         )
-        return merged_completions(result, unstructured, still_working)
-
-    def _fallback_wanted(self) -> bool:
-        caps = self.ls.client_capabilities
-        has_inline = (
-            caps.text_document is not None and caps.text_document.inline_completion is not None
-        )
-        completion = self.settings.completion
-        return completion.enabled and completion.fallback and not has_inline
 
     def _document(self, uri: str) -> SteerDocument | None:
         """An open document, or None; never one read from disk (as pygls' getter would)."""
@@ -529,6 +514,8 @@ class Completions:
         document: Document | None = None,
         context: Callable[[], Awaitable[ChatContext]] | None = None,
         alternatives: int = 1,
+        survives_edits: bool = False,
+        typed: Callable[[], str] | None = None,
     ) -> tuple[str, ...]:
         """The completion at ``prefix``|``suffix`` (printable; "" for nothing), then up to
         ``alternatives - 1`` distinct others. Raises JsonRpcRequestCancelled when it
@@ -538,7 +525,8 @@ class Completions:
         if previous is not None and previous.job is not None:
             previous.job.cancel()  # cancel-previous
         self._serial += 1
-        pending = self._pending[uri] = _Pending(self._serial, version)
+        pending = _Pending(self._serial, version, survives_edits=survives_edits)
+        self._pending[uri] = pending
         try:
             if debounce and self.settings.completion.debounce_ms:
                 await asyncio.sleep(self.settings.completion.debounce_ms / 1000)
@@ -551,9 +539,8 @@ class Completions:
                 raise JsonRpcRequestCancelled("superseded by a newer request")
             completer = self.completer
             assert completer is not None
-            request = CompletionRequest(
-                prefix, suffix, relative_path(uri, self.ls.workspace.root_path), document, given
-            )
+            path = relative_path(uri, self.ls.workspace.root_path)
+            request = CompletionRequest(prefix, suffix, path, document, given, typed)
             instance = self._analysis()
             analysis = instance.document(uri, version) if instance and version is not None else None
             completion = await self._run(
@@ -568,7 +555,7 @@ class Completions:
         finally:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
-        if self._version(uri) != version:
+        if self._version(uri) != version and not survives_edits:
             raise JsonRpcRequestCancelled("the document changed while generating")
         self.served += 1
         text = printable(completion.text)
@@ -605,7 +592,8 @@ class Completions:
                 raise
             except Exception as exc:
                 self._steering_failed(exc)
-            if self._pending.get(uri) is not pending or self._version(uri) != pending.version:
+            edited = self._version(uri) != pending.version and not pending.survives_edits
+            if self._pending.get(uri) is not pending or edited:
                 raise JobCancelled()
         return await self._submit(
             pending, lambda token: completer.complete(request, options, token)

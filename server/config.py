@@ -52,7 +52,9 @@ class CompletionSettings:
     alternatives: int = field(default=3, metadata={"min": 1, "max": 8})
     alternatives_budget_ms: int = field(default=1500, metadata={"min": 0, "max": 10000})
     fallback: bool = True  # an AI item in textDocument/completion for clients without inline
-    fallback_wait_ms: int = field(default=1500, metadata={"min": 0, "max": 30000})
+    # How long a menu request may wait for its item. 0: never; the item comes with a later
+    # request (server/completion_menu.py), and pylsp's menu is never slowed.
+    fallback_wait_ms: int = field(default=0, metadata={"min": 0, "max": 30000})
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,7 @@ class ChatLspSettings:
     # 270M base model the block lowered static validity on the task suite (83% with
     # none, 79% with types, 76% with headers; tests passed 6%, 5%, 5%; bench/run_tasks.py
     # --configs chat-none,chat-types,chat-headers,chat-repair). A larger model may use it.
-    prompt_context: str = field(
-        default="none", metadata={"choices": ("none", "types", "headers")}
-    )
+    prompt_context: str = field(default="none", metadata={"choices": ("none", "types", "headers")})
     context_tokens: int = field(default=256, metadata={"min": 0, "max": 4096})
     # Error rounds in inline completions. Off by default: each round is a whole second
     # generation, which doubles a completion's latency on a CPU; llmCompletionResolveErrors

@@ -17,7 +17,6 @@ reply" a property of one dict.
 from __future__ import annotations
 
 import asyncio
-import copy
 import enum
 import logging
 from collections.abc import Callable
@@ -76,11 +75,18 @@ class ResultRewriter(Protocol):
 
     def rewrites(self, method: str) -> bool:
         """True if results of ``method`` go through :meth:`rewrite` (the router then
-        keeps a copy of the request's params); False keeps the direct path."""
+        keeps what :meth:`prepare` makes of the request); False keeps the direct path."""
         ...
 
-    async def rewrite(self, method: str, params: Any, result: Any) -> Any:
-        """The result to send, from the client's params and the result in client units."""
+    def prepare(self, method: str, params: Any) -> Any:
+        """Called as the request is forwarded, with the client's params (client units,
+        not to be kept: they are converted in place next) and the documents as the
+        client sent them so far; what it returns is handed to :meth:`rewrite`."""
+        ...
+
+    async def rewrite(self, method: str, prepared: Any, result: Any) -> Any:
+        """The result to send, from what :meth:`prepare` returned and the result in
+        client units."""
         ...
 
 
@@ -99,7 +105,7 @@ class _Forwarded:
     client_id: rpc.MsgId
     method: str
     uri: str | None
-    params: Any = None  # the client's params, kept only for results that are rewritten
+    prepared: Any = None  # what the rewriter made of the request (ResultRewriter.prepare)
 
 
 class Proxy:
@@ -262,8 +268,7 @@ class Proxy:
             self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, unavailable))
             return
         uri = document_uri(params)
-        kept = copy.deepcopy(params) if self._rewrites(request.method) else None
-        entry = _Forwarded(request.id, request.method, uri, params=kept)
+        entry = _Forwarded(request.id, request.method, uri, prepared=self._prepare(request, params))
         self._convert(params, uri, toward_upstream=True)
         self._client_to_upstream[request.id] = self.upstream.forward(request.raw, entry)
 
@@ -294,6 +299,17 @@ class Proxy:
 
     def _rewrites(self, method: str) -> bool:
         return self._rewriter is not None and self._rewriter.rewrites(method)
+
+    def _prepare(self, request: rpc.Request, params: Any) -> Any:
+        """What the rewriter makes of a request it rewrites the result of; None when it
+        fails (the result then goes out as the upstream sent it)."""
+        if self._rewriter is None or not self._rewriter.rewrites(request.method):
+            return None
+        try:
+            return self._rewriter.prepare(request.method, params)
+        except Exception:
+            log.exception("preparing to rewrite the result of %s failed", request.method)
+            return None
 
     def set_settings_overlay(self, overlay: dict[str, Any] | None) -> None:
         """Settings merged into every configuration sent upstream (e.g. Jedi's environment).
@@ -422,7 +438,7 @@ class Proxy:
         self, rewriter: ResultRewriter, entry: _Forwarded, raw: dict[str, Any]
     ) -> None:
         try:
-            raw["result"] = await rewriter.rewrite(entry.method, entry.params, raw["result"])
+            raw["result"] = await rewriter.rewrite(entry.method, entry.prepared, raw["result"])
         except Exception:  # the upstream's answer still goes out
             log.exception("rewriting the result of %s failed", entry.method)
         self.reply(entry.client_id, raw)

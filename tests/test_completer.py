@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 
-from steerlsp.models.completer import Completer
+from steerlsp.models.completer import Completer, agrees
 from steerlsp.models.loading import LoadedModel
 from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
 from steerlsp.models.worker import CancelToken, JobCancelled
@@ -202,3 +203,31 @@ def test_cancelling_during_the_alternatives_cancels_the_job(completer, monkeypat
 def test_completion_options_reject_bad_alternatives(alternatives, budget):
     with pytest.raises(ValueError, match=str(alternatives if alternatives < 1 else budget)):
         CompletionOptions(alternatives=alternatives, alternatives_budget=budget)
+
+
+# ---- following the typing: a generation that stops agreeing is abandoned ------------
+
+
+def test_agrees_when_one_text_begins_the_other():
+    assert agrees("foo(1)", "fo") and agrees("fo", "foo(1)") and agrees("", "x")
+    assert not agrees("foo(1)", "fa")
+
+
+def test_a_generation_that_stops_agreeing_with_the_typing_is_abandoned(completer, monkeypatch):
+    generations: list = []
+    by_seed(completer, monkeypatch, {None: " abcdefgh\n"}, generations=generations)
+    typed = [" ab"]
+    request = dataclasses.replace(LINE, typed=lambda: typed[0])
+    options = CompletionOptions(max_new_tokens=12)
+    assert completer.complete(request, options, CancelToken()).text == " abcdefgh"
+    typed[0] = " abx"  # the user typed on, away from what the model writes
+    with pytest.raises(JobCancelled):
+        completer.complete(request, options, CancelToken())
+    assert generations[-1].text == " abc"  # stopped at the first token that disagrees
+
+
+def test_the_healed_whitespace_leads_what_the_typing_must_agree_with(completer, monkeypatch):
+    by_seed(completer, monkeypatch, {None: " 1 + 2\n"})
+    request = CompletionRequest("x = ", "\n", "f.py", typed=lambda: "1 +")  # prompt ends "x ="
+    done = completer.complete(request, CompletionOptions(max_new_tokens=12), CancelToken())
+    assert done.text == "1 + 2"

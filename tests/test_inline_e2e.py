@@ -226,6 +226,55 @@ async def test_fallback_item_for_clients_without_inline_completion(start_raw, tm
     assert len(items) > 1  # pylsp's own items are still there
 
 
+async def test_the_menu_never_waits_and_the_item_comes_with_a_later_request(start_raw, tmp_path):
+    caps = {"general": {"positionEncodings": ["utf-16"]}}  # no inline completion, as Helix
+    client = await start(start_raw, tmp_path, caps=caps)  # completion.fallbackWaitMs: 0
+    await ready(client)
+    uri = opened(client, tmp_path, CALL + ")\n")
+
+    def menu(text: str) -> object:
+        lines = text.split("\n")
+        position = {"line": len(lines) - 1, "character": len(lines[-1])}
+        return client.send_request(
+            "textDocument/completion", {"textDocument": {"uri": uri}, "position": position}
+        )
+
+    def ai_items(reply: dict) -> list[dict]:
+        return [i for i in reply["result"]["items"] if i.get("detail") == "steerlsp AI suggestion"]
+
+    asked = [menu(CALL)]
+    first = await client.response(asked[0])
+    assert not ai_items(first) and first["result"]["isIncomplete"] is True
+    assert first["result"]["items"]  # pylsp's menu, not held for the model
+    item = None
+    for _ in range(300):  # Helix asks again as the user types; here, every 0.2 s
+        await asyncio.sleep(0.2)
+        asked.append(menu(CALL))
+        reply = await client.response(asked[-1])
+        if found := ai_items(reply):
+            [item] = found
+            break
+    assert item is not None, "no AI item within a minute"
+    suggested = item["textEdit"]["newText"]
+    assert suggested.strip() and reply["result"]["isIncomplete"] is True
+    served = (await client.request("steerlsp/status"))["result"]["model"]["served"]
+
+    # The user types the suggestion's first character: the rest, from typed-ahead.
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": CALL + suggested[0] + ")\n"}],
+        },
+    )
+    asked.append(menu(CALL + suggested[0]))
+    [rest] = ai_items(await client.response(asked[-1]))
+    assert rest["textEdit"]["newText"] == suggested[1:]
+    assert (await client.request("steerlsp/status"))["result"]["model"]["served"] == served
+    ids = [r.get("id") for r in client.responses]
+    assert all(ids.count(i) == 1 for i in asked)  # every request answered exactly once
+
+
 async def test_requests_before_the_model_is_ready_fail_clearly(start_raw, tmp_path):
     client = await start(start_raw, tmp_path)
     uri = opened(client, tmp_path, LOOP)
