@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 Tokenize = Callable[[str], Sequence[int]]
 
+# Scope answers remembered (SteeringFacts.scopes): a few functions' worth.
+SCOPES_KEPT = 16
 # Defining classes and modules whose file is remembered (SteeringFacts.defined_in).
 MAX_DEFINED_IN = 512
 
@@ -54,6 +56,16 @@ class SteeringFacts:
         default_factory=dict
     )
     _runtime_busy: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # The names in scope, by the scope question's text and offset (see
+    # ``models/steer_names.py``): typing on one line asks the same question again.
+    scopes: OrderedDict[tuple[int, int], tuple[str, ...]] = field(default_factory=OrderedDict)
+
+    def remember_scope(self, key: tuple[int, int], names: tuple[str, ...]) -> None:
+        """On the decode thread: keep the latest :data:`SCOPES_KEPT` answers."""
+        self.scopes[key] = names
+        self.scopes.move_to_end(key)
+        while len(self.scopes) > SCOPES_KEPT:
+            self.scopes.popitem(last=False)
 
     def remember_definition(self, detail: str, path: str, line: int | None = None) -> None:
         self.defined_in[detail] = path

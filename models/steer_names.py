@@ -66,10 +66,19 @@ class NameGuard:
     ) -> None:
         text, offset = scope_query(before, after)
         self.options = options
+        self.facts = facts
         self.started = time.perf_counter()
-        self.future: concurrent.futures.Future[list[CompletionCandidate]] = facts.pool.submit(
-            analysis.completions_at, text, offset, timeout=limit, documented=False
-        )
+        self.key = (hash(text), offset)
+        known = facts.scopes.get(self.key)
+        self.future: concurrent.futures.Future[list[CompletionCandidate]]
+        if known is not None:  # the same question as a keystroke ago
+            self.future = concurrent.futures.Future()
+            self.future.set_result([CompletionCandidate(name) for name in known])
+        else:
+            self.future = facts.pool.submit(
+                analysis.completions_at, text, offset, timeout=limit, documented=False
+            )
+        self.remembered = known is not None
         self.check = NameCheck(statement_start=statement_start(window, monitor))
         self.checked_upto = len(window)  # statement ends before this are the user's
         self.rewinds = 0
@@ -90,7 +99,9 @@ class NameGuard:
             else:
                 self.loaded = bool(items)
                 self.check.known.update(c.name for c in items)
-                entry.update(outcome="ok", results=len(items))
+                entry.update(outcome="ok", results=len(items), remembered=self.remembered)
+                if items and not self.remembered:
+                    self.facts.remember_scope(self.key, tuple(c.name for c in items))
             trace.queries.append(entry)
         return bool(self.loaded)
 

@@ -137,7 +137,7 @@ NONE = Trigger.NONE
         ('f"{ {1: 2}.', AFTER_DOT, ""),
         ('f"{(lambda q: q.', AFTER_DOT, ""),
         ('f"{x}".', AFTER_DOT, ""),
-        ('f"{f\'{x.', AFTER_DOT, ""),
+        ("f\"{f'{x.", AFTER_DOT, ""),
         ('"{x.', NONE, ""),
         ('b"{x.', NONE, ""),
         ('rb"x.', NONE, ""),

@@ -1078,3 +1078,18 @@ def test_rewinds_stop_at_the_cap(inner, pool):
     # The first rewind demotes "k" and boosts the names in scope: "name" wins at once.
     assert run.text == "name)\n"
     assert len(run.trace["interrupts"]) == 1
+
+
+def test_the_scope_is_asked_once_for_typing_on_one_line(inner, pool):
+    """Typing on the cursor's line leaves the scope question as it was: asked once."""
+    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
+    analysis = ScriptedAnalysis(completions=SCOPE.completions)
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
+    )
+    first = steered(inner, script, CALLER, analysis, pool, facts=facts)
+    second = steered(inner, script, CALLER, analysis, pool, facts=facts)
+    assert first.text == second.text == "name)\n"
+    scopes = [q for run in (first, second) for q in run.trace["queries"] if q["query"] == "scope"]
+    assert [q["remembered"] for q in scopes] == [False, True]
+    assert sum(1 for call in analysis.calls if call[0] == "completions_at") == 1
