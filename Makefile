@@ -44,7 +44,7 @@ bench: $(STAMP) ## Benchmarks: proxy latency (vs direct pylsp and an echo server
 	$(PY) bench/helix_fallback.py --out bench/results
 
 bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, and the edit-similarity track
-	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,boost,mask,no-deprecation --out bench/results
+	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,hints,no-names,boost,mask,no-deprecation --out bench/results
 	$(PY) bench/edit_similarity.py --positions 60 --out bench/results
 
 bench-next-id: $(STAMP) ## Next-identifier accuracy after `.` (tasks and third-party code), steering configurations side by side, test split

@@ -58,7 +58,7 @@ CONFIGS: dict[str, SteeringOptions] = {
     "ranked": SteeringOptions(),
     "ranked-no-deprecation": SteeringOptions(deprecation=False),
     "ranked-usage": SteeringOptions(rank_usage=2.0),  # the document-usage signal on
-    "ranked-no-hints": SteeringOptions(hints=False),  # no signature or deprecation hints
+    "ranked-hints": SteeringOptions(hints=True),  # with signature and deprecation hints
 }
 BASELINE = "unsteered"
 MAX_NEW_TOKENS = 8  # an identifier and a little after it

@@ -239,7 +239,7 @@ def test_steering_can_be_turned_off():
         ({"maxInterrupts": -1}, "maxInterrupts: -1 is outside 0..16; keeping 2"),
         ({"budgetMs": 10**6}, f"budgetMs: 1000000 is outside 0..10000; keeping {BUDGET_MS}"),
         ({"rankDeprecated": 3}, "rankDeprecated: 3 is outside -100.0..0.0; keeping -10.0"),
-        ({"hints": "on"}, "hints: expected true or false, got 'on'; keeping true"),
+        ({"hints": "on"}, "hints: expected true or false, got 'on'; keeping false"),
         ({"budget": 1}, "unknown setting steerlsp.steering.budget (ignored)"),
     ],
 )

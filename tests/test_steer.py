@@ -357,6 +357,7 @@ def prop(name: str, doc: str = "") -> CompletionCandidate:
 
 # --- the script itself --------------------------------------------------------------
 
+HINTED = SteeringOptions(hints=True)  # hints are off by default
 HEAD = "def f(obj):\n    x = obj"  # the model writes the dot: the trigger is in its text
 
 
@@ -668,7 +669,7 @@ def test_engine_splice_inserts_without_touching_the_cache_before_it(inner):
 def test_a_deprecated_favourite_interrupts_with_a_hint_above_the_line(inner, pool, tmp_path):
     script = Script({DICT: 0.7, DUMP: 0.3})
     analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
-    run = steered(inner, script, HEAD, analysis, pool)
+    run = steered(inner, script, HEAD, analysis, pool, HINTED)
     assert run.text == ".model_dump()\n"
     hint = "    # note: dict is deprecated; use model_dump\n"
     assert run.trace["hints"] == [{"kind": "deprecation", "text": hint.strip(), "replaced": False}]
@@ -689,7 +690,7 @@ def test_a_deprecated_favourite_interrupts_with_a_hint_above_the_line(inner, poo
 def test_a_hint_left_in_the_cache_does_not_leak_into_the_next_request(inner, pool, tmp_path):
     script = Script({DICT: 0.7, DUMP: 0.3})
     analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
-    run = steered(inner, script, HEAD, analysis, pool)
+    run = steered(inner, script, HEAD, analysis, pool, HINTED)
     assert any(call[0] == "definition_source" for call in analysis.calls)
     again = run.engine.generate(run.prompt_ids, max_new_tokens=60)
     # The shared prefix ends where the hint was (and its indentation, which is the line's).
@@ -707,7 +708,7 @@ def test_a_signature_hint_is_spliced_in_front_of_the_line_and_removed_when_the_c
     inner, settled
 ):
     script = Script({SIG + "(total, 2)\n": 1.0})
-    run = steered(inner, script, SIG, SIGNATURE, settled)
+    run = steered(inner, script, SIG, SIGNATURE, settled, HINTED)
     assert run.text == "(total, 2)\n" == unsteered(inner, script, SIG).text  # resumed as before
     at, hint, line = line_start(SIG), tokenize(SIG_HINT), tokenize("    return scale(")
     prompt = run.prompt_ids
@@ -743,7 +744,7 @@ def test_the_model_reads_the_hint_it_resumes_with(inner, settled):
     short, both = SIG + "(total)\n", SIG + "(total, 2)\n"
     script = Script({short: 0.99, both: 0.01}, hinted={both: 1.0})
     assert unsteered(inner, script, SIG).text == "(total)\n"
-    run = steered(inner, script, SIG, SIGNATURE, settled)
+    run = steered(inner, script, SIG, SIGNATURE, settled, HINTED)
     assert run.text == "(total, 2)\n"
     assert "#" not in run.text and "signature" not in run.text
 
@@ -751,7 +752,7 @@ def test_the_model_reads_the_hint_it_resumes_with(inner, settled):
 def test_comments_are_suppressed_while_a_hint_is_shown(inner, settled):
     """A model that would copy the hint's comment style never writes ``#``."""
     script = Script({SIG + "(total, 2)\n": 1.0}, echo=0.6)
-    run = steered(inner, script, SIG, SIGNATURE, settled)
+    run = steered(inner, script, SIG, SIGNATURE, settled, HINTED)
     assert run.text == "(total, 2)\n"
     changed = run.trace["changed"]
     assert changed and all(c["by"] == "hint" and c["before"] == "#" for c in changed)
@@ -769,7 +770,7 @@ NESTED_ANALYSIS = ScriptedAnalysis(
 
 def test_a_new_signature_hint_replaces_the_old_one(inner, settled):
     script = Script({NESTED + "(inner(1), 2)\n": 1.0})
-    run = steered(inner, script, NESTED, NESTED_ANALYSIS, settled)
+    run = steered(inner, script, NESTED, NESTED_ANALYSIS, settled, HINTED)
     assert run.text == "(inner(1), 2)\n"
     at = line_start(NESTED)
     prompt = run.prompt_ids
@@ -791,7 +792,7 @@ def test_a_new_signature_hint_replaces_the_old_one(inner, settled):
 
 def test_the_interrupt_cap_skips_further_hints(inner, settled):
     script = Script({NESTED + "(inner(1), 2)\n": 1.0})
-    options = SteeringOptions(max_interrupts=1)
+    options = SteeringOptions(max_interrupts=1, hints=True)
     run = steered(inner, script, NESTED, NESTED_ANALYSIS, settled, options)
     assert run.text == "(inner(1), 2)\n"
     assert [h["text"] for h in run.trace["hints"]] == ["# signature: outer(a, b)"]
@@ -904,7 +905,7 @@ def test_an_analysis_that_raises_leaves_the_completion_to_finish(inner, pool, br
 
 def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
     script = Script({TYPO: 0.999, RIGHT: 0.001})
-    run = steered(inner, script, HEAD, completions(*ITEMS), pool)
+    run = steered(inner, script, HEAD, completions(*ITEMS), pool, HINTED)
     assert run.trace["triggers"] == [
         {"kind": "completions_after_dot", "offset": 1, "query": "completions"},
         {"kind": "call_argument", "offset": len(".update("), "query": "signature"},
