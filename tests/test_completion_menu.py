@@ -141,8 +141,10 @@ def test_continues_means_typed_on_with_the_text_after_unchanged():
 async def test_the_menu_never_waits_and_says_it_is_incomplete(editors):
     completer = Completer({"x = ": "foo(1)"}, held=True)
     editor = editor_for(editors, completer, "x = ")
-    result, latency = await editor.ask()
-    assert latency < 0.05  # pylsp's menu at once, although the model is busy
+    result, _ = await editor.ask()
+    # The model is held (a generation that never ends until released): pylsp's menu
+    # came back all the same, so the menu did not wait for it.
+    assert not completer.release.is_set()
     assert result == {"isIncomplete": True, "items": PYLSP["items"]}
     assert PYLSP["isIncomplete"] is False  # the upstream's list is not changed in place
     completer.release.set()
@@ -158,8 +160,8 @@ async def test_typed_ahead_serves_the_rest_without_generating(editors):
     await editor.ask()
     await settled(editor)
     editor.type("x = fo")
-    result, latency = await editor.ask()
-    assert ai(result) == "o(1)" and latency < 0.05
+    result, _ = await editor.ask()
+    assert ai(result) == "o(1)"
     assert completer.started == ["x = "]  # no new generation
 
 
