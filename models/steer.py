@@ -208,6 +208,14 @@ class Steerer:
         for end in self._monitor.statement_ends:
             if end <= guard.checked_upto or self._rewind is not None:
                 continue
+            if guard.loaded is None and not guard.future.done():
+                # Due now, like any answer: waited for within the query and completion
+                # budgets (it was asked before the prefill, so it is rarely still out).
+                left = max(0.0, min(self.options.query_timeout, self.options.budget - self._waited))
+                started = time.perf_counter()
+                concurrent.futures.wait([guard.future], timeout=left)
+                self._waited += time.perf_counter() - started
+                self.trace.waited_ms = round(self._waited * 1000, 2)
             found = guard.statement(whole, end, len(self.window), self.trace)
             if found is None:
                 continue

@@ -85,7 +85,7 @@ class NameGuard:
         self.loaded: bool | None = None  # None: not yet; False: the query failed
 
     def ready(self, trace: Any) -> bool:
-        """Whether the names in scope are known (never waits for them)."""
+        """Whether the names in scope are known (does not wait for them)."""
         if self.loaded is None and self.future.done():
             entry: dict[str, Any] = {
                 "query": "scope",

@@ -1,24 +1,27 @@
 """Undefined names, end to end: the real steerlsp, the embedded model, real pylsp.
 
-The task suite's ``uncommon-statistics-correlation`` prompt (stdlib only): unsteered,
-the embedded model reads a name nothing defines (``len(obj)`` in a function of
-``xs`` and ``ys``). Steered, the statement's end finds it, the decode loop rewinds
-to it and writes a name in scope instead; ``steerlsp/explain`` records the rewind.
+The task suite's ``local-units-scale-recipe`` (a project package, no third-party
+library): without the rewrite, the embedded model reads a name nothing defines
+(``if serve is not None`` in a function of ``serves``). With it, the statement's end
+finds the name, the decode loop rewinds to it and writes a name in scope instead;
+``steerlsp/explain`` records the rewind.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from pyflakes import api as pyflakes_api
 from pyflakes import reporter as pyflakes_reporter
 
-from tests.test_explain_e2e import PATIENT, complete, explain, warm_analysis
+from tests.test_explain_e2e import PATIENT as PATIENT_STEERING
+from tests.test_explain_e2e import complete, explain, warm_analysis
 from tests.test_inline_e2e import ready, start
 
-PROMPT = (
-    Path(__file__).parents[1] / "bench" / "tasks" / "uncommon-statistics-correlation" / "prompt.py"
-)
+TASK = Path(__file__).parents[1] / "bench" / "tasks" / "local-units-scale-recipe"
+# As the task suite runs it: a whole block (96 tokens), one item.
+PATIENT = {**PATIENT_STEERING, "completion": {"maxNewTokens": 96, "alternatives": 1}}
 
 
 def undefined_names(source: str) -> list[str]:
@@ -41,11 +44,13 @@ def undefined_names(source: str) -> list[str]:
 
 
 async def test_an_undefined_name_is_rewound_and_written_from_the_scope(start_raw, tmp_path):
-    buffer = PROMPT.read_text()
-    client = await start(start_raw, tmp_path, options={"steerlsp": PATIENT})
+    root = tmp_path / "recipes"
+    shutil.copytree(TASK, root)
+    buffer = (root / "prompt.py").read_text()
+    client = await start(start_raw, root, options={"steerlsp": PATIENT})
     await ready(client)
     await warm_analysis(client)
-    uri = (tmp_path / "stats.py").as_uri()
+    uri = (root / "prompt.py").as_uri()
     client.open(uri, buffer)
 
     client.notify(

@@ -1072,6 +1072,14 @@ def test_no_rewind_without_the_names_in_scope_or_with_rewinds_off(inner, pool):
     assert steered(inner, script, CALLER, SCOPE, pool, options=off).text == "key)\n"
 
 
+def test_a_scope_still_out_at_the_statements_end_is_waited_for_within_the_budget(inner, pool):
+    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
+    late = ScriptedAnalysis(completions=SCOPE.completions, latency=0.1)  # under 250 ms
+    run = steered(inner, script, CALLER, late, pool)
+    assert run.text == "name)\n"
+    assert run.trace["waited_ms"] > 0
+
+
 def test_rewinds_stop_at_the_cap(inner, pool):
     script = Script({CALLER + "key)\n": 0.9, CALLER + "kez)\n": 0.09, CALLER + "name)\n": 0.01})
     one = SteeringOptions(max_rewinds=1)
