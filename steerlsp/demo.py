@@ -1,6 +1,7 @@
 """Play a short editor session through steerlsp and print what an editor would show.
 
-Run ``python -m steerlsp.demo [PROJECT_DIR]`` (default: ``tests/workspace/shop``).
+Run ``python -m steerlsp.demo [PROJECT_DIR]`` (default: a copy of the example project
+shipped as ``steerlsp.example``, ``tests/workspace/shop`` in a checkout).
 steerlsp is started over stdio with pygls' ``LanguageClient``; each step sends
 what an editor would send and renders the reply as text: a hover box, a
 completion menu, diagnostics with squiggles. Steps are the async functions in
@@ -13,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import sys
+import tempfile
 import textwrap
 import typing
 from collections import defaultdict
@@ -472,19 +475,28 @@ async def main_async(root: Path) -> int:
     return 0 if failed == 0 and ok else 1
 
 
-def default_project() -> Path:
-    repo = Path(__file__).resolve().parents[1]
-    base = repo if (repo / "tests/workspace/shop").is_dir() else Path.cwd()
-    return base / "tests/workspace/shop"
+def example_project() -> Path:
+    """The example project shipped with steerlsp (``steerlsp.example``: in a checkout,
+    ``tests/workspace/shop`` itself; in an installed wheel, its copy in the package)."""
+    import steerlsp.example.shop as shop
+
+    return Path(shop.__file__).resolve().parents[1]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    root = Path(args[0]).resolve() if args else default_project()
-    if not (root / CART).is_file() or not (root / REPORT).is_file():
-        print(f"steerlsp.demo: {root} has no {CART} and {REPORT}", file=sys.stderr)
-        return 1
-    return asyncio.run(main_async(root))
+    if args:
+        root = Path(args[0]).resolve()
+        if not (root / CART).is_file() or not (root / REPORT).is_file():
+            print(f"steerlsp.demo: {root} has no {CART} and {REPORT}", file=sys.stderr)
+            return 1
+        return asyncio.run(main_async(root))
+    # A copy: the session writes nothing, but the language servers may leave caches
+    # next to the files, and an installed package's folder is not the user's to change.
+    with tempfile.TemporaryDirectory(prefix="steerlsp-demo-") as scratch:
+        root = Path(scratch) / "shop"
+        shutil.copytree(example_project(), root, ignore=shutil.ignore_patterns("__pycache__"))
+        return asyncio.run(main_async(root))
 
 
 if __name__ == "__main__":
