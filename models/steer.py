@@ -5,14 +5,16 @@ the decode thread, in named stages:
 
 1. ``observe`` (after each token is chosen, before its forward pass): feed the
    monitor the new text; at a trigger, **prefetch** the language server's
-   answer on the query pool, so its latency overlaps the forward pass.
+   answer on the query pool, so its latency overlaps the forward pass; at a
+   statement's end, check the names it reads (``models/steer_names.py``);
+1b. ``rewind``: after an undefined name, tell the loop how many tokens to keep;
 2. ``steer`` (before the next token is chosen):
    - ``collect``: wait for a due answer within the query and completion budgets
      (a timeout leaves the step unsteered and is traced);
    - ``deprecations``: resolve the model's likeliest candidates to their source
-     and read which names there are deprecated (``models/deprecation.py``);
+     and read which names there are deprecated (``models/steer_deprecations.py``);
    - ``interrupt``: place a hint (a comment line above the current line) by
-     splicing the KV cache: only the current line is prefilled again;
+     splicing the KV cache (``models/steer_hints.py``);
    - ``rank``: score the short list by whole-identifier log-probability (one
      batched pass on the shared cache), intent relevance and metadata;
    - ``walk``: build the processors (:mod:`models.candidates`) that steer the
@@ -26,9 +28,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -46,11 +47,16 @@ from steerlsp.models.intent import intent_at
 from steerlsp.models.monitor import MonitorState, Trigger, TriggerPoint
 from steerlsp.models.ranker import Ranker
 from steerlsp.models.relevance import (
-    Candidate,
     DocumentUsage,
-    relevance_scores,
 )
 from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.steer_deprecations import (
+    Asked,
+    definition_files,
+    fingerprint,
+    group_of,
+    read_deprecations,
+)
 from steerlsp.models.steer_facts import SteeringFacts
 from steerlsp.models.steer_hints import Hints
 from steerlsp.models.steer_names import NameGuard, names_walk
@@ -63,10 +69,6 @@ LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 # Candidates resolved to their definitions to read their deprecation: this many of the
 # model's likeliest names, and this many of the ranker's.
 RESOLVE_FOR_DEPRECATION = 2
-# Defining classes whose files are looked up as soon as a completion list arrives, and
-# (for items that name no class) the names likeliest by relevance alone.
-PREFETCH_GROUPS = 3
-PREFETCH_BY_RELEVANCE = 2
 # A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
 # waits at most ``query_timeout`` once the answer is due (a prefetched query also has
 # the prefill or forward pass it overlaps), then goes on without it.
@@ -112,16 +114,6 @@ class _Walk:
     @property
     def walking(self) -> bool:
         return any(walk.state is WalkState.WALKING for walk in self.walks)
-
-
-@dataclass
-class _Deprecations:
-    """Definitions asked for, to read which items are deprecated."""
-
-    groups: dict[str, CompletionCandidate]  # see _group -> one item of it
-    listed: str  # the completion list's fingerprint
-    paths: dict[str, str] = field(default_factory=dict)  # group -> its file
-    queries: list[_Query] = field(default_factory=list)
 
 
 class Steerer:
@@ -312,43 +304,10 @@ class Steerer:
         items = self.analysis.completions_at(text, offset, timeout=limit)
         if not (self.options.deprecation and items):
             return items, None
-        files = self.facts.pool.submit(self._definition_files, text, offset, items, limit)
+        files = self.facts.pool.submit(
+            definition_files, self.analysis, self.facts, text, offset, items, limit
+        )
         return items, files
-
-    def _definition_files(
-        self, text: str, offset: int, items: list[CompletionCandidate], limit: float
-    ) -> dict[str, tuple[str, int | None]]:
-        """On a pool thread: the files of the groups (see ``_group``) not yet known: one
-        item of each defining class (Jedi's ``detail``), in the server's order, then
-        the items that name no class and are likeliest by relevance.
-        -> {group: (path, definition line)}; ("", None): no definition known"""
-        listed = _fingerprint(items)
-        groups: dict[str, CompletionCandidate] = {}
-        for item in items:
-            if item.detail and item.detail not in self.facts.defined_in:
-                groups.setdefault(item.detail, item)
-        wanted = list(groups.items())[:PREFETCH_GROUPS]
-        plain = [c for c in items if not c.detail]
-        if plain:
-            intent = intent_at(text[:offset])
-            candidates = [Candidate(c.name, c.documentation, c.kind) for c in plain]
-            relevant = relevance_scores(intent, candidates)
-            best = sorted(range(len(plain)), key=lambda i: -relevant[i])
-            for i in [i for i in best if relevant[i] > 0][:PREFETCH_BY_RELEVANCE]:
-                group = _group(plain[i], listed)
-                if group not in self.facts.defined_in:
-                    wanted.append((group, plain[i]))
-        found = {}
-        for detail, item in wanted:
-            spliced = text[:offset] + item.name + text[offset:]
-            try:
-                source = self.analysis.definition_source(
-                    spliced, offset + len(item.name) - 1, timeout=limit
-                )
-            except AnalysisError:
-                continue
-            found[detail] = (source.path, source.line) if source is not None else ("", None)
-        return found
 
     def _generated(self, window_offset: int) -> int:
         """A monitor offset (into window + generated) as an offset into the generated text."""
@@ -491,7 +450,18 @@ class Steerer:
         )
         # The scoring pass runs while the analysis resolves the contenders' definitions.
         logprobs = ranker.score(engine, logits, trie, remainder) if ranker is not None else None
-        deprecated = self._read_deprecations(items, asked) if asked is not None else {}
+        deprecated = (
+            read_deprecations(
+                items,
+                asked,
+                facts=self.facts,
+                options=self.options,
+                trace=self.trace,
+                wait=self._wait,
+            )
+            if asked is not None
+            else {}
+        )
         for name, server_flag in ((c.name, c.deprecated) for c in items):
             if server_flag and name not in deprecated:
                 deprecated[name] = Deprecation("tagged deprecated by the server", None, "docstring")
@@ -612,7 +582,7 @@ class Steerer:
         items: list[CompletionCandidate],
         contenders: list[CompletionCandidate],
         sources: concurrent.futures.Future[dict[str, str]] | None = None,
-    ) -> _Deprecations:
+    ) -> Asked:
         """Start resolving the contenders' definitions (see :meth:`_read_deprecations`).
 
         Items group by their defining class or module (Jedi's ``detail``):
@@ -620,17 +590,17 @@ class Steerer:
         BaseModel method. An item without a detail (the analysis instance does not
         resolve items eagerly) is its own group: it is resolved by name.
         """
-        listed = _fingerprint(found)
+        listed = fingerprint(found)
         groups: dict[str, CompletionCandidate] = {}
         for item in [*contenders, *items]:
-            groups.setdefault(_group(item, listed), item)
-        asked = _Deprecations(groups, listed)
+            groups.setdefault(group_of(item, listed), item)
+        asked = Asked(groups, listed)
         if sources is not None:  # prefetched when the items arrived
             prefetched = self._wait(_Query("definitions", sources, time.perf_counter(), point))
             for detail, (path, line) in (prefetched or {}).items():
                 asked.paths[detail] = path
                 self.facts.remember_definition(detail, path, line)
-        wanted = list(dict.fromkeys(_group(c, listed) for c in contenders))
+        wanted = list(dict.fromkeys(group_of(c, listed) for c in contenders))
         for group in wanted:
             item = groups[group]
             known = asked.paths.get(group, self.facts.defined_in.get(group))
@@ -649,80 +619,6 @@ class Steerer:
             )
             asked.queries.append(_Query("definition", future, time.perf_counter(), point, group))
         return asked
-
-    def _read_deprecations(
-        self, items: list[CompletionCandidate], asked: _Deprecations
-    ) -> dict[str, Deprecation]:
-        """Deprecated items, read from the files the asked definitions are in: every
-        deprecated definition there whose name is an item of that class or module."""
-        for query in asked.queries:
-            source = self._wait(query)
-            if _answered(query.future):  # maybe None: no definition known
-                path, line = (source.path, source.line) if source is not None else ("", None)
-                asked.paths[query.extra] = path
-                self.facts.remember_definition(query.extra, path, line)
-        found: dict[str, Deprecation] = {}
-        quiet = []  # groups in whose file the static reading found none of their items
-        for group, path in asked.paths.items():
-            if not path:
-                continue
-            deprecated = {d.name: d.deprecation for d in self.facts.deprecations.definitions(path)}
-            hit = False
-            for item in items:  # only the names of that class or module
-                if _group(item, asked.listed) == group and item.name in deprecated:
-                    found.setdefault(item.name, deprecated[item.name])
-                    hit = True
-            if not hit:
-                quiet.append(group)
-        if found:
-            self.trace.notes.append(f"deprecated here: {', '.join(sorted(found))}")
-        if self.options.runtime_deprecation and self.facts.runtime is not None:
-            self._runtime_deprecations(items, asked, quiet, found)
-        return found
-
-    def _runtime_deprecations(
-        self,
-        items: list[CompletionCandidate],
-        asked: _Deprecations,
-        quiet: list[str],
-        found: dict[str, Deprecation],
-    ) -> None:
-        """The opt-in runtime check, never waited for: adds to ``found`` what earlier
-        probes found, and starts one probe (on the pool) of a group the static reading
-        found nothing in. The first completion of a class is not delayed; later ones
-        benefit."""
-        facts = self.facts
-        late: dict[str, Deprecation] = {}
-        for group in asked.paths:
-            key = facts.runtime_groups.get(group)
-            results = facts.runtime_found.get(key, {}) if key is not None else {}
-            for item in items:
-                name = item.name
-                if name in results and name not in found and _probed_for(item, group, asked):
-                    late[name] = results[name]
-        if late:
-            found.update(late)
-            self.trace.notes.append(f"deprecated at runtime: {', '.join(sorted(late))}")
-        for group in quiet:
-            line, path = facts.defined_at.get(group), asked.paths[group]
-            if line is None or group in facts.runtime_groups:
-                continue
-            names = [c.name for c in items if _probed_for(c, group, asked)]
-            if not names:
-                continue
-            # Other groups of one item each in this file: the probe asks about them too.
-            covered = [group] + [
-                g
-                for g in quiet
-                if g != group
-                and asked.paths[g] == path
-                and g in asked.groups
-                and _probed_for(asked.groups[g], group, asked)
-            ]
-            if facts.submit_probe(covered, path, line, names):
-                where = os.path.basename(path)
-                self.trace.notes.append(f"runtime deprecation check started: {where}")
-            break  # one probe at a time
 
     def _apply_walk(self, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         walk = self._walk
@@ -793,30 +689,6 @@ _KINDS = frozenset(
     {"property", "attribute", "field", "variable", "constant", "enummember"}
     | {"method", "function", "constructor", "class", "module", "keyword"}
 )
-
-
-def _answered(future: concurrent.futures.Future[Any]) -> bool:
-    """Whether the query answered (with None, perhaps), not failed, timed out or cancelled."""
-    return future.done() and not future.cancelled() and future.exception() is None
-
-
-def _fingerprint(items: Sequence[CompletionCandidate]) -> str:
-    """The completion list's names, hashed: the same receiver type gives the same list."""
-    return format(hash(frozenset(item.name for item in items)) & 0xFFFFFFFFFFFF, "x")
-
-
-def _group(item: CompletionCandidate, listed: str) -> str:
-    """What an item's file is known by: its defining class or module (Jedi's
-    ``detail``), or, when the analysis gave none, its name in this list."""
-    return item.detail or f"{listed}:{item.name}"
-
-
-def _probed_for(item: CompletionCandidate, group: str, asked: _Deprecations) -> bool:
-    """Whether a runtime probe of ``group`` asks about ``item``: the items of its class or
-    module, or, for a group of one item that names none (see ``_group``), every such
-    item of the list (one receiver, so its names are looked up on one class)."""
-    listed = asked.listed
-    return _group(item, listed) == group or (not item.detail and group.startswith(f"{listed}:"))
 
 
 def _static(found: list[CompletionCandidate]) -> bool:
