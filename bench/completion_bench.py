@@ -55,7 +55,8 @@ import numpy as np
 import torch
 
 from steerlsp.models.completer import Completer
-from steerlsp.models.engine import Engine, use_low_precision_head
+from steerlsp.models.engine import Engine
+from steerlsp.models.head import use_low_precision_head
 from steerlsp.models.loading import LoadRequest, load
 from steerlsp.models.requests import CompletionOptions, CompletionRequest
 from steerlsp.models.worker import CancelToken

@@ -23,7 +23,8 @@ from typing import Any
 
 from steerlsp.models.analysis import Analysis
 from steerlsp.models.deprecation import DeprecationCache
-from steerlsp.models.engine import Engine, Generation, release_memory, use_low_precision_head
+from steerlsp.models.engine import Engine, Generation, release_memory
+from steerlsp.models.head import use_low_precision_head
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
 from steerlsp.models.requests import (
     CompletionOptions,
