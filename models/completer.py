@@ -23,7 +23,7 @@ from typing import Any
 
 from steerlsp.models.analysis import Analysis
 from steerlsp.models.deprecation import DeprecationCache
-from steerlsp.models.engine import Engine, Generation, release_memory
+from steerlsp.models.engine import Engine, Generation, Lookup, release_memory
 from steerlsp.models.head import use_low_precision_head
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
 from steerlsp.models.requests import (
@@ -47,6 +47,7 @@ from steerlsp.prompts.postprocess import (
     finalize,
     stop_reason,
 )
+from steerlsp.prompts.window import WindowAnchors
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ class Completion:
 
 
 @dataclass(frozen=True)
-class _Prompt:
+class Prepared:
     """A request made ready for decoding: the token ids and how to cut the output."""
 
     ids: list[int]
@@ -79,6 +80,7 @@ class _Prompt:
     line_prefix: str
     suffix: str
     healed: str  # whitespace cut off the prompt that the first tokens must re-produce
+    after: list[int]  # the start of the suffix: where prompt-lookup drafts may also come from
 
 
 class Completer:
@@ -95,6 +97,7 @@ class Completer:
             _token_ids(loaded.tokenizer, self.template.stop_tokens if self.template else ())
         )
         self._facts: SteeringFacts | None = None
+        self.windows = WindowAnchors()  # where each document's prompt started
         self._runtime: RuntimeDeprecations | None = None  # see use_runtime
 
     @property
@@ -132,7 +135,7 @@ class Completer:
         With an ``analysis`` and ``options.steering.enabled``, the language
         server steers the decoding (``models/steer.py``).
         """
-        prompt = self._prompt(request, options)
+        prompt = self.prepare(request, options)
         steerer = None
         if analysis is not None and options.steering.enabled:
             before, after = (
@@ -174,9 +177,11 @@ class Completer:
             time.perf_counter() - started if options.alternatives > 1 else 0.0,
         )
 
-    def _prompt(self, request: CompletionRequest, options: CompletionOptions) -> _Prompt:
+    def prepare(self, request: CompletionRequest, options: CompletionOptions) -> Prepared:
+        """The prompt's token ids and how to cut the output, as ``complete`` builds them."""
         line_prefix = request.prefix.rsplit("\n", 1)[-1]
         line_suffix = request.suffix.split("\n", 1)[0]
+        line = request.document.line if request.document else request.prefix.count("\n")
         built = build_prompt(
             request.prefix,
             request.suffix,
@@ -188,22 +193,28 @@ class Completer:
             context=context_block(
                 request.context, budget=options.context_tokens, count_tokens=self.count_tokens
             ),
+            anchor=self.windows.offset(request.path, request.prefix, line),
         )
+        start = len(request.prefix) - built.prefix_chars
+        self.windows.remember(request.path, request.prefix, line, start)
         text, healed = built.text, ""
         if self.template is None:  # FIM prompts end with a marker, not the cursor
             text, healed = split_trailing_space(built.text)
-        return _Prompt(
+        return Prepared(
             ids=self.tokenizer.encode(text),
             mode=completion_mode(line_prefix, line_suffix),
             indent=block_indent(request.prefix),
             line_prefix=line_prefix,
             suffix=request.suffix,
             healed=healed,
+            after=self.tokenizer.encode(request.suffix[:_LOOKUP_SUFFIX], add_special_tokens=False)
+            if options.lookup
+            else [],
         )
 
     def _decode(
         self,
-        prompt: _Prompt,
+        prompt: Prepared,
         options: CompletionOptions,
         sampling: Sampling,
         stop_now: Callable[[], bool],
@@ -233,6 +244,7 @@ class Completer:
                 ),
                 cancelled=stop_now,
                 hook=steerer,
+                lookup=Lookup(prompt.after) if options.lookup else None,
             )
         except Exception as exc:
             if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
@@ -243,7 +255,7 @@ class Completer:
         finally:
             release_memory()
 
-    def _finish(self, prompt: _Prompt, generation: Generation, options: CompletionOptions) -> str:
+    def _finish(self, prompt: Prepared, generation: Generation, options: CompletionOptions) -> str:
         """The text to insert: the healed whitespace taken off, post-processed; a
         generation cut short (the token limit, a time budget) ends at its last
         complete statement."""
@@ -262,7 +274,7 @@ class Completer:
         )
 
     def _alternatives(
-        self, prompt: _Prompt, options: CompletionOptions, token: CancelToken, first: str
+        self, prompt: Prepared, options: CompletionOptions, token: CancelToken, first: str
     ) -> tuple[str, ...]:
         """Up to ``options.alternatives - 1`` further completions, distinct from ``first``
         and each other after trailing whitespace, none empty. Sampled unsteered (their
@@ -304,6 +316,8 @@ class Completer:
             torch.cuda.empty_cache()
 
 
+# Prompt-lookup drafts may copy from this many characters after the cursor.
+_LOOKUP_SUFFIX = 2_000
 # The monitor lexes at most this much of the prompt's code (whole lines would be
 # better; a string opened before the cut is misread, which yields no trigger).
 _WINDOW = 8_000
@@ -313,14 +327,16 @@ def load_completer(
     request: LoadRequest,
     *,
     fim: str = "auto",
-    low_precision_head: bool = True,
+    head: str = "int8",
     report: Progress | None = None,
 ) -> Completer:
-    """Load a model as the server does (a bf16 LM head for an fp32 model on the CPU)."""
+    """Load a model as the server does: an fp32 model on the CPU gets a low-precision
+    LM head (``head``: "int8", "bf16" or "fp32" for none; see ``models/head.py``)."""
     loaded = load(request, report)
     on_cpu = loaded.device.type == "cpu" and str(loaded.dtype) == "torch.float32"
-    if low_precision_head and on_cpu:
-        use_low_precision_head(loaded.model)
+    if on_cpu:
+        got = use_low_precision_head(loaded.model, head)
+        log.info("LM head: %s", got)
     return Completer(loaded, fim)
 
 
@@ -329,7 +345,7 @@ def agrees(generated: str, expected: str) -> bool:
     return generated.startswith(expected) or expected.startswith(generated)
 
 
-def _abandon(request: CompletionRequest, prompt: _Prompt) -> Callable[[str], bool] | None:
+def _abandon(request: CompletionRequest, prompt: Prepared) -> Callable[[str], bool] | None:
     """For a request that follows the typing: is the text generated so far no longer
     what the user types? The generation continues the prompt, which ends before the
     healed whitespace, so that whitespace leads what it must agree with."""

@@ -47,6 +47,11 @@ class StepHook(Protocol):
         (an undefined name was read); None to go on."""
         ...
 
+    def quiet(self) -> bool:
+        """Whether ``steer`` would leave the next logits as they are (nothing is due):
+        the loop may then verify drafted tokens without it."""
+        ...
+
 
 @dataclass
 class Generation:
@@ -60,6 +65,82 @@ class Generation:
     prefill_seconds: float
     decode_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
+    drafted: int = 0  # prompt-lookup tokens verified
+    accepted: int = 0  # of which kept
+
+
+class _Run:
+    """One generation's state: the tokens taken so far and what taking one more does."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        prompt: list[int],
+        should_stop: Callable[[str], bool],
+        hook: StepHook | None,
+    ) -> None:
+        self.engine, self.prompt, self.should_stop, self.hook = engine, prompt, should_stop, hook
+        self.history = torch.tensor([prompt], device=engine.device)  # [1, T]
+        self.out: list[int] = []
+        self.text = ""
+        self.stop = "max_tokens"
+        self.logits = torch.empty(0)  # after a rewind: the logits to go on from
+        self.drafted = self.accepted = 0
+
+    def take(self, token: int, extra: int = 0) -> str:
+        """Append a chosen token. ``extra``: how many tokens the cache holds beyond the
+        prompt and the tokens taken before this one. -> "next", "stop" (``should_stop``
+        said so; ``self.stop`` is set) or "rewound" (the hook asked to write some tokens
+        again: ``self.logits`` are the logits to go on from)."""
+        self.out.append(token)
+        self.text = self.engine.tokenizer.decode(self.out, skip_special_tokens=True)
+        self.history = torch.cat([self.history, self.history.new_tensor([[token]])], dim=1)
+        if self.hook is not None:
+            self.hook.observe(token, self.text)
+            keep = self.hook.rewind()
+            if keep is not None and 0 <= keep < len(self.out):
+                # Keep prompt + out[:keep]: cut the cache to prompt + out[:-1] first.
+                self.engine.forget(extra)
+                self.logits = self.engine.rewind(len(self.out) - 1 - keep)
+                del self.out[keep:]
+                self.text = self.engine.tokenizer.decode(self.out, skip_special_tokens=True)
+                self.history = self.history[:, : len(self.prompt) + keep]
+                return "rewound"
+        if self.should_stop(self.text):
+            self.stop = "stop"
+            return "stop"
+        return "next"
+
+
+class Lookup:
+    """Prompt-lookup drafts: the tokens that followed the last earlier occurrence of
+    the sequence's final n-gram (longest n first), in the sequence itself or in
+    ``extra`` (the text after the cursor, which prefix-only prompts leave out)."""
+
+    def __init__(self, extra: Sequence[int] = (), *, longest: int = 4, tokens: int = 8) -> None:
+        self.extra, self.longest, self.tokens = list(extra), longest, tokens
+
+    def draft(self, sequence: list[int], room: int) -> list[int]:
+        """Up to ``min(tokens, room)`` tokens that may come next after ``sequence``."""
+        wanted = min(self.tokens, room)
+        if wanted <= 0:
+            return []
+        for n in range(min(self.longest, len(sequence) - 1), 0, -1):
+            tail = sequence[-n:]
+            for source, end in ((sequence, len(sequence) - n), (self.extra, len(self.extra))):
+                found = _last_occurrence(source, tail, end)
+                if found is not None and found + n < len(source):
+                    return source[found + n : found + n + wanted]
+        return []
+
+
+def _last_occurrence(source: list[int], tail: list[int], end: int) -> int | None:
+    """Start of the last occurrence of ``tail`` in ``source`` that starts before ``end``."""
+    n, first = len(tail), tail[0]
+    for start in range(min(end, len(source) - n + 1) - 1, -1, -1):
+        if source[start] == first and source[start : start + n] == tail:
+            return start
+    return None
 
 
 class Engine:
@@ -89,8 +170,13 @@ class Engine:
         cancelled: Callable[[], bool] = lambda: False,
         processors: Sequence[LogitsProcessor] = (),
         hook: StepHook | None = None,
+        lookup: Lookup | None = None,
     ) -> Generation:
-        """Continue ``prompt_ids`` until EOS, ``stop_ids``, ``should_stop(text)`` or the limit."""
+        """Continue ``prompt_ids`` until EOS, ``stop_ids``, ``should_stop(text)`` or the limit.
+
+        With ``lookup`` (greedy only), tokens drafted from n-grams of the prompt are
+        verified several at a time: the output is the same as without it.
+        """
         if not prompt_ids:
             raise ValueError("prompt_ids must not be empty")
         generator = _generator(sampling.seed, self.device)
@@ -98,46 +184,91 @@ class Engine:
         reused = self._reuse(prompt_ids)
         logits = self.prefill(prompt_ids[reused:])
         prefilled = time.perf_counter()
-        history = torch.tensor([list(prompt_ids)], device=self.device)
-        out: list[int] = []
-        stop = "max_tokens"
-        text = ""
+        run = _Run(self, list(prompt_ids), should_stop, hook)
+        drafting = lookup is not None and sampling.temperature == 0
         steps = 0  # rewinds write tokens again: every step counts against twice the limit
-        while len(out) < max_new_tokens and steps < 2 * max_new_tokens:
+        while len(run.out) < max_new_tokens and steps < 2 * max_new_tokens:
             steps += 1
             if cancelled():
-                stop = "cancelled"
+                run.stop = "cancelled"
                 break
-            logits = self.apply_steering(history, logits, processors)
+            logits = self.apply_steering(run.history, logits, processors)
             if hook is not None:
-                logits = hook.steer(self, history, logits)
+                logits = hook.steer(self, run.history, logits)
             token = self.sample(logits, sampling, generator)
             if token in self.eos_ids or token in stop_ids:
-                stop = "eos"
+                run.stop = "eos"
                 break
-            out.append(token)
-            text = self.tokenizer.decode(out, skip_special_tokens=True)
-            if hook is not None:
-                hook.observe(token, text)
-                keep = hook.rewind()
-                if keep is not None and 0 <= keep < len(out):
-                    # The cache holds the prompt and out[:-1]: keep prompt + out[:keep].
-                    logits = self.rewind(len(out) - 1 - keep)
-                    del out[keep:]
-                    text = self.tokenizer.decode(out, skip_special_tokens=True)
-                    history = history[:, : len(prompt_ids) + keep]
-                    continue
-            if should_stop(text):
-                stop = "stop"
-                break
-            if len(out) == max_new_tokens:
+            taken = run.take(token)
+            if taken == "rewound":
+                logits = run.logits
+                continue
+            if taken == "stop" or len(run.out) == max_new_tokens:
                 break  # no forward pass for logits nobody will read
-            history = torch.cat([history, history.new_tensor([[token]])], dim=1)
+            room = max_new_tokens - len(run.out) - 1  # drafts beyond the limit are waste
+            if drafting and room > 0 and (hook is None or hook.quiet()):
+                assert lookup is not None
+                draft = lookup.draft(run.prompt + run.out, room)
+                if draft:
+                    logits = self._verify(run, token, draft, processors, stop_ids)
+                    if run.stop != "max_tokens":
+                        break
+                    continue
             logits = self.decode_step(token)
         ended = time.perf_counter()
         return Generation(
-            out, text, stop, len(prompt_ids), reused, prefilled - started, ended - prefilled
+            run.out,
+            run.text,
+            run.stop,
+            len(prompt_ids),
+            reused,
+            prefilled - started,
+            ended - prefilled,
+            drafted=run.drafted,
+            accepted=run.accepted,
         )
+
+    def _verify(
+        self,
+        run: _Run,
+        token: int,
+        draft: list[int],
+        processors: Sequence[LogitsProcessor],
+        stop_ids: frozenset[int],
+    ) -> torch.Tensor:
+        """Feed ``token`` and the drafted tokens in one pass; keep the drafts greedy
+        decoding would have chosen. -> logits [1, V] after the last kept token."""
+        every = self._forward([token, *draft], keep=len(draft) + 1)  # [1 + k, V]
+        kept = 0
+        for position, drafted in enumerate(draft):
+            logits = self.apply_steering(run.history, every[position : position + 1], processors)
+            if int(logits.argmax(dim=-1).item()) != drafted:
+                break
+            if drafted in self.eos_ids or drafted in stop_ids:
+                run.stop = "eos"
+                break
+            kept += 1
+            # The cache holds the drafts after this one, and this one itself.
+            taken = run.take(drafted, extra=len(draft) - position)
+            if taken == "rewound":  # the cache was cut back already
+                run.drafted, run.accepted = run.drafted + len(draft), run.accepted + kept - 1
+                return run.logits
+            if taken == "stop" or (run.hook is not None and not run.hook.quiet()):
+                break  # done, or steering has something to do at the next token
+        run.drafted, run.accepted = run.drafted + len(draft), run.accepted + kept
+        # Keep the cache as the loop without drafts leaves it: a stopping token unfed.
+        self.forget(len(draft) - kept + (run.stop == "stop"))
+        return every[kept : kept + 1]
+
+    def forget(self, drop: int) -> None:
+        """Crop the last ``drop`` cached tokens (nothing recomputed)."""
+        if drop <= 0:
+            return
+        if drop >= len(self._cached):
+            self.reset()
+            return
+        self._cache.crop(-drop)  # transformers: a negative count
+        del self._cached[-drop:]
 
     def _reuse(self, prompt_ids: Sequence[int]) -> int:
         """Crop the cache to the longest prefix it shares with ``prompt_ids``."""
@@ -266,15 +397,16 @@ class Engine:
         cap = getattr(config, "final_logit_softcapping", None)
         return torch.tanh(logits / cap) * cap if cap else logits
 
-    def _forward(self, ids: list[int]) -> torch.Tensor:
-        # input: [1, T]; logits_to_keep=1 skips the LM head for all but the last position.
+    def _forward(self, ids: list[int], keep: int = 1) -> torch.Tensor:
+        """Feed ``ids`` [T] on the cache. -> logits of the last ``keep`` positions [keep, V];
+        the LM head runs for those positions only."""
         input_ids = torch.tensor([ids], device=self.device)
         out = self.model(
-            input_ids=input_ids, past_key_values=self._cache, use_cache=True, logits_to_keep=1
+            input_ids=input_ids, past_key_values=self._cache, use_cache=True, logits_to_keep=keep
         )
         self._cache = out.past_key_values
         self._cached.extend(ids)
-        return out.logits[:, -1, :].float()
+        return out.logits[0, -keep:, :].float()
 
     @staticmethod
     def apply_steering(

@@ -12,6 +12,12 @@ from typing import Any
 import torch
 from torch import nn
 
+HEADS = ("int8", "bf16", "fp32")
+# Logits of the likeliest rows, computed again in fp32 from the int8 rows: the int8
+# kernel writes bf16, whose spacing near a logit of 20 is 0.125, enough to swap
+# the top two tokens. Exact top rows keep greedy choices close to the fp32 head's.
+REFINED_ROWS = 8
+
 
 class LowPrecisionHead(nn.Module):
     """The LM head in bf16: on CPU it is memory-bound, and the 262k-row Gemma
@@ -28,12 +34,74 @@ class LowPrecisionHead(nn.Module):
         flat = hidden.reshape(-1, hidden.shape[-1]).to(torch.bfloat16).contiguous()
         return nn.functional.linear(flat, self.weight).float().view(*hidden.shape[:-1], -1)
 
+    def lookup(self, ids: torch.Tensor) -> torch.Tensor:
+        """Rows of the table, for the embedding. ids: [...] -> [..., H] fp32"""
+        return nn.functional.embedding(ids, self.weight).float()
+
+    def rows(self, hidden: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        """Logits of the rows ``ids`` only. hidden: [N, H], ids: [K] -> [N, K] fp32"""
+        return hidden.float() @ self.weight[ids].float().T
+
+
+class Int8Head(nn.Module):
+    """The LM head as weight-only int8 with one fp scale per row (symmetric).
+
+    ``aten._weight_int8pack_mm`` reads the int8 table directly (bf16 activations):
+    half the bytes of bf16 per step. The few likeliest rows are recomputed in fp32
+    (``REFINED_ROWS``). Output is fp32.
+    """
+
+    qweight: torch.Tensor  # [V, H] int8
+    scales: torch.Tensor  # [V] bf16
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        super().__init__()
+        table = weight.detach().float()
+        scales = (table.abs().amax(dim=1) / 127).to(torch.bfloat16)  # the kernel wants bf16
+        scales = torch.where(scales > 0, scales, torch.ones_like(scales))
+        quantized = torch.round(table / scales.float()[:, None]).clamp(-127, 127)
+        self.register_buffer("qweight", quantized.to(torch.int8))  # [V, H]
+        self.register_buffer("scales", scales)  # [V] bf16
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        # hidden: [B, T, H] -> logits [B, T, V]
+        flat = hidden.reshape(-1, hidden.shape[-1])
+        logits = torch.ops.aten._weight_int8pack_mm(
+            flat.to(torch.bfloat16).contiguous(), self.qweight, self.scales
+        ).float()
+        if REFINED_ROWS:
+            top = logits.topk(REFINED_ROWS, dim=-1).indices  # [N, R]
+            exact = torch.einsum("nh,nrh->nr", flat.float(), self.lookup(top))
+            logits.scatter_(-1, top, exact)
+        return logits.view(*hidden.shape[:-1], -1)
+
+    def lookup(self, ids: torch.Tensor) -> torch.Tensor:
+        """Rows of the table, dequantized. ids: [...] -> [..., H] fp32"""
+        return self.qweight[ids].float() * self.scales[ids].float()[..., None]
+
+    def rows(self, hidden: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        """Logits of the rows ``ids`` only. hidden: [N, H], ids: [K] -> [N, K] fp32"""
+        return hidden.float() @ self.lookup(ids).T
+
+
+def int8_available() -> bool:
+    """Whether this PyTorch has the CPU int8 weight-only matmul the int8 head uses."""
+    try:
+        weight, scales = torch.ones(8, 32, dtype=torch.int8), torch.ones(8, dtype=torch.bfloat16)
+        torch.ops.aten._weight_int8pack_mm(torch.ones(1, 32, dtype=torch.bfloat16), weight, scales)
+    except (AttributeError, RuntimeError, NotImplementedError):
+        return False
+    return True
+
+
+TableHead = LowPrecisionHead | Int8Head
+
 
 class LowPrecisionEmbedding(nn.Module):
-    """Reads the same bf16 table as :class:`LowPrecisionHead` (tied weights), so the
-    fp32 copy can be freed; keeps the module's ``embed_scale`` if it has one."""
+    """Reads the same table as the low-precision head (tied weights), so the fp32
+    copy can be freed; keeps the module's ``embed_scale`` if it has one."""
 
-    def __init__(self, original: nn.Module, head: LowPrecisionHead) -> None:
+    def __init__(self, original: nn.Module, head: TableHead) -> None:
         super().__init__()
         self.head = head
         self.padding_idx = getattr(original, "padding_idx", None)
@@ -44,32 +112,37 @@ class LowPrecisionEmbedding(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         # ids: [B, T] -> [B, T, H]
-        out = nn.functional.embedding(ids, self.head.weight).float()
+        out = self.head.lookup(ids)
         scale = self.embed_scale
         return out if not isinstance(scale, torch.Tensor) else out * scale
 
 
-def use_low_precision_head(model: Any) -> bool:
-    """Swap a CPU model's tied fp32 LM head (and embedding) for one bf16 table.
+def use_low_precision_head(model: Any, precision: str = "int8") -> str:
+    """Swap a CPU model's tied fp32 LM head (and embedding) for one low-precision table.
 
-    Returns False (and changes nothing) for models whose head is not tied or
-    not a plain Linear.
+    ``precision``: "int8" (bf16 where this PyTorch lacks the int8 kernel), "bf16" or
+    "fp32" (nothing changes). Returns the precision the head has now: "fp32" (and
+    nothing changed) for a model whose head is not tied or not a plain Linear.
     """
+    if precision not in HEADS:
+        raise ValueError(f"head precision must be one of {HEADS}, got {precision!r}")
     head = getattr(model, "lm_head", None)
     embed = model.get_input_embeddings()
-    if not isinstance(head, nn.Linear) or head.bias is not None:
-        return False
+    if precision == "fp32" or not isinstance(head, nn.Linear) or head.bias is not None:
+        return "fp32"
     if head.weight.data_ptr() != embed.weight.data_ptr():
-        return False
-    low = LowPrecisionHead(head.weight)
+        return "fp32"
+    if precision == "int8" and not int8_available():
+        precision = "bf16"
+    low: TableHead = Int8Head(head.weight) if precision == "int8" else LowPrecisionHead(head.weight)
     model.lm_head = low
     model.set_input_embeddings(LowPrecisionEmbedding(embed, low))
-    _own_memory(model, keep=low.weight)
-    return True
+    _own_memory(model, keep={id(t) for t in (*low.parameters(), *low.buffers())})
+    return precision
 
 
 @torch.no_grad()
-def _own_memory(model: Any, keep: torch.Tensor) -> None:
+def _own_memory(model: Any, keep: set[int]) -> None:
     """Copy every tensor out of the safetensors memory map.
 
     Loaded weights are views of one mapping of the file, so dropping the fp32
@@ -78,5 +151,5 @@ def _own_memory(model: Any, keep: torch.Tensor) -> None:
     let the mapping, and those pages, go away.
     """
     for tensor in [*model.parameters(), *model.buffers()]:
-        if tensor is not keep and tensor.device.type == "cpu":
+        if id(tensor) not in keep and tensor.device.type == "cpu":
             tensor.data = tensor.data.clone()

@@ -164,6 +164,9 @@ class CompletionOptions:
     # seconds the sampled ones may take in all after the first (see models/completer.py).
     alternatives: int = 1
     alternatives_budget: float = 1.5
+    # Greedy decoding verifies tokens drafted from the prompt and the text after the
+    # cursor several at a time (``models/engine.py`` Lookup): the same output, sooner.
+    lookup: bool = True
 
     def __post_init__(self) -> None:
         if self.alternatives < 1:

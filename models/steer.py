@@ -252,6 +252,18 @@ class Steerer:
         )
         return keep
 
+    def quiet(self) -> bool:
+        """Nothing is due at the next token: no query out, no walk, no rewind to start,
+        no hint in the cache. ``steer`` would change nothing, so the loop may verify
+        drafted tokens without calling it at each."""
+        return (
+            not self._pending
+            and self._walk is None
+            and self._rewind is None
+            and self._rewound is None
+            and not self._hints.shown
+        )
+
     def _prefetch(self, point: TriggerPoint) -> None:
         o = self.options
         if point.trigger is Trigger.NONE:

@@ -56,6 +56,7 @@ def build_prompt(
     prefix_budget: int,
     suffix_budget: int,
     context: str = "",
+    anchor: int | None = None,
 ) -> Prompt:
     """The prompt for a completion at the cursor between ``prefix`` and ``suffix``.
 
@@ -66,12 +67,14 @@ def build_prompt(
     when not even the line next to the cursor fits is that line cut mid-line.
     ``context``: comment lines (``prompts/context.py``) put above the function that
     encloses the cursor, on top of the prefix budget; ``prefix_chars`` counts the
-    document's code only. Raises ValueError for a negative budget.
+    document's code only. ``anchor``: where the previous prompt for this document
+    started in ``prefix`` (see :func:`anchored_tail`). Raises ValueError for a negative
+    budget.
     """
     for name, budget in (("prefix_budget", prefix_budget), ("suffix_budget", suffix_budget)):
         if budget < 0:
             raise ValueError(f"{name} must be >= 0, got {budget!r}")
-    kept_prefix = prefix_tail(prefix, prefix_budget, count_tokens)
+    kept_prefix = anchored_tail(prefix, prefix_budget, count_tokens, anchor)
     code = with_context(kept_prefix, context)
     if template is None:
         text = path_comment(path) + code
@@ -113,6 +116,56 @@ def prefix_tail(prefix: str, budget: int, count_tokens: CountTokens) -> str:
     if kept == 0:
         return _fitting_piece(lines[-1], budget, count_tokens, keep_end=True)
     return "".join(lines[len(lines) - kept :])
+
+
+# When the window must move, its new start leaves this share of the budget free, so
+# that the next many keystrokes keep the same start (and the model's KV prefix).
+SLACK = 0.25
+
+
+def anchored_tail(prefix: str, budget: int, count_tokens: CountTokens, anchor: int | None) -> str:
+    """The prompt's part of ``prefix``, whose start moves as seldom as it can.
+
+    :func:`prefix_tail` starts at the earliest line that fits, so in a long file
+    nearly every new line moves the start, and a moved start costs the whole KV
+    prefix (a full prefill instead of a few tokens). ``anchor`` is where the
+    previous prompt for the document started (an offset in ``prefix``). The start
+    stays there while the text from it fits ``budget`` and still fills at least
+    ``1 - 2 * SLACK`` of it (a cursor moved far up gets a full window again).
+    Otherwise, with an anchor, the new start is the earliest line that fits
+    ``budget * (1 - SLACK)``, leaving room to type before it moves again; without
+    one (the first prompt) it is :func:`prefix_tail`'s.
+    """
+    if anchor is None:
+        return prefix_tail(prefix, budget, count_tokens)
+    if _is_line_start(prefix, anchor):
+        tail = prefix[anchor:]
+        used = _used(tail, budget, count_tokens)
+        if used is not None and (anchor == 0 or used >= budget * (1 - 2 * SLACK)):
+            return tail
+    whole = prefix_tail(prefix, budget, count_tokens)
+    if len(whole) == len(prefix) or "\n" not in whole[:-1]:
+        return whole  # all of it fits, or not even whole lines do
+    roomy = prefix_tail(whole, int(budget * (1 - SLACK)), count_tokens)
+    start = len(whole) - len(roomy)
+    return roomy if start == 0 or whole[start - 1] == "\n" else whole  # whole lines only
+
+
+def _is_line_start(text: str, offset: int) -> bool:
+    return 0 <= offset <= len(text) and (offset == 0 or text[offset - 1] == "\n")
+
+
+def _used(text: str, budget: int, count_tokens: CountTokens) -> int | None:
+    """``text``'s tokens counted as ``prefix_tail`` counts them (line by line); None
+    when they exceed ``budget`` (found without counting past it)."""
+    used = 0
+    for line in _lines(text):
+        if len(line) > (budget - used) * MAX_CHARS_PER_TOKEN:
+            return None
+        used += count_tokens(line)
+        if used > budget:
+            return None
+    return used
 
 
 def suffix_head(suffix: str, budget: int, count_tokens: CountTokens) -> str:

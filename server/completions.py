@@ -148,6 +148,7 @@ class Completions:
             model.trust_remote_code,
             model.fim_template,
             model.low_precision_head,
+            model.head_precision,
         )
         if not self.settings.completion.enabled:
             self.state, self.completer, self._loaded_for = ModelState.DISABLED, None, None
@@ -649,4 +650,5 @@ class Completions:
             context_tokens=self.settings.chatlsp.context_tokens,
             alternatives=alternatives,
             alternatives_budget=c.alternatives_budget_ms / 1000,
+            lookup=c.prompt_lookup,
         )

@@ -34,7 +34,8 @@ class ModelSettings:
     allow_downloads: bool = False
     trust_remote_code: bool = False
     fim_template: str = field(default="auto", metadata={"choices": FIM_TEMPLATES})
-    low_precision_head: bool = True  # bf16 LM head on CPU
+    low_precision_head: bool = True  # a low-precision LM head on CPU (false: fp32)
+    head_precision: str = field(default="int8", metadata={"choices": ("int8", "bf16")})
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class CompletionSettings:
     # ones the editor cycles through), and the time the sampled ones may take after it.
     alternatives: int = field(default=3, metadata={"min": 1, "max": 8})
     alternatives_budget_ms: int = field(default=1500, metadata={"min": 0, "max": 10000})
+    prompt_lookup: bool = True  # greedy decoding verifies tokens drafted from the prompt
     fallback: bool = True  # an AI item in textDocument/completion for clients without inline
     # How long a menu request may wait for its item. 0: never; the item comes with a later
     # request (server/completion_menu.py), and pylsp's menu is never slowed.

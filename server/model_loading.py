@@ -26,7 +26,10 @@ def load_configured(settings: Settings, report: Any) -> Completer:
         model.name, model.device, model.dtype, model.allow_downloads, model.trust_remote_code
     )
     return load_completer(
-        request, fim=model.fim_template, low_precision_head=model.low_precision_head, report=report
+        request,
+        fim=model.fim_template,
+        head=model.head_precision if model.low_precision_head else "fp32",
+        report=report,
     )
 
 

@@ -12,7 +12,7 @@ from steerlsp.models.engine import Engine
 from steerlsp.models.head import use_low_precision_head
 from steerlsp.models.requests import Sampling
 from steerlsp.prompts.postprocess import CompletionMode, Stop, stop_reason
-from tests.tiny import CharTokenizer, Script, tiny_model
+from tests.tiny import ALPHABET, CharTokenizer, Script, tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -139,14 +139,41 @@ def test_empty_prompt_is_a_programmer_error(engine):
         engine.generate([], max_new_tokens=1)
 
 
-def test_low_precision_head_keeps_greedy_choices_on_a_tiny_model():
+@pytest.mark.parametrize(("precision", "dtype"), [("bf16", torch.bfloat16), ("int8", torch.int8)])
+def test_low_precision_head_keeps_greedy_choices_on_a_tiny_model(precision, dtype):
     model = tiny_model(seed=3)
     ids = CharTokenizer().encode("while x:\n    ")
     before = Engine(model, CharTokenizer()).generate(ids, max_new_tokens=10).token_ids
-    assert use_low_precision_head(model)
-    assert model.lm_head.weight.dtype == torch.bfloat16
+    embedded = model.get_input_embeddings()(torch.tensor([ids]))
+    assert use_low_precision_head(model, precision) == precision
+    table = next(t for t in model.lm_head.state_dict().values() if t.dim() == 2)
+    assert table.dtype == dtype and table.shape == (len(ALPHABET), 32)
+    # one table serves the head and the embedding: the fp32 copy is gone
+    assert not any(
+        p.dtype == torch.float32 and p.shape[0] == len(ALPHABET) for p in model.parameters()
+    )
     after = Engine(model, CharTokenizer()).generate(ids, max_new_tokens=10).token_ids
     assert sum(a == b for a, b in zip(before, after, strict=True)) >= 8
+    again = model.get_input_embeddings()(torch.tensor([ids]))
+    assert torch.allclose(again, embedded, rtol=0.02, atol=0.02)
+
+
+def test_fp32_or_an_untied_head_stays_as_it_is():
+    model = tiny_model(seed=3)
+    head = model.lm_head
+    assert use_low_precision_head(model, "fp32") == "fp32" and model.lm_head is head
+    with pytest.raises(ValueError, match="int8"):
+        use_low_precision_head(model, "int4")
+
+
+def test_rows_of_the_int8_head_are_its_logits():
+    model = tiny_model(seed=3)
+    use_low_precision_head(model, "int8")
+    hidden = torch.randn(3, 32)
+    full = model.lm_head(hidden[None])[0]
+    ids = torch.tensor([4, 9, 17])
+    # the bf16 kernel's full logits and fp32 rows differ by bf16 rounding only
+    assert torch.allclose(model.lm_head.rows(hidden, ids), full[:, ids], rtol=0.02, atol=0.05)
 
 
 def test_a_looping_model_is_stopped_at_its_third_copy(engine):

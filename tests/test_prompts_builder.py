@@ -7,12 +7,14 @@ import pytest
 from steerlsp.prompts.builder import (
     MAX_CHARS_PER_TOKEN,
     Prompt,
+    anchored_tail,
     build_prompt,
     path_comment,
     prefix_tail,
     suffix_head,
 )
 from steerlsp.prompts.fim import template_named
+from steerlsp.prompts.window import WindowAnchors
 
 PREFIX = (
     "from shop.pricing import price_of\n"
@@ -181,3 +183,59 @@ def test_a_huge_single_line_is_never_tokenized_whole():
     assert tail == "x" * 100
     assert max(calls) <= 100 * MAX_CHARS_PER_TOKEN
     assert len(calls) < 20
+
+
+# ---- a window start that stays put (the KV prefix survives typing) -----------------
+
+LONG = "".join(f"line_{n} = {n}\n" for n in range(200))  # 3 words a line
+
+
+def test_without_an_anchor_the_window_is_prefix_tails():
+    assert anchored_tail(LONG, 40, words, None) == prefix_tail(LONG, 40, words)
+
+
+def test_the_window_start_stays_while_it_fits_then_moves_with_slack():
+    first = anchored_tail(LONG, 40, words, None)  # 13 lines + the empty cursor line
+    anchor = len(LONG) - len(first)
+    typed = LONG + "x = 1\n"  # one more line: 42 words from the old start
+    moved = anchored_tail(typed, 40, words, anchor)
+    assert moved == prefix_tail(typed, 30, words)  # fits 40 * (1 - SLACK) = 30 words
+    assert moved.count("\n") == 10
+    new = len(typed) - len(moved)
+    for more in ("y", "y = 2\n", "y = 2\nz = 3\n"):  # typing on keeps the new start
+        assert anchored_tail(typed + more, 40, words, new) == (typed + more)[new:]
+
+
+def test_an_anchor_that_is_not_a_line_start_or_too_small_a_window_is_dropped():
+    roomy = prefix_tail(LONG, 30, words)  # a new start, with slack
+    assert anchored_tail(LONG, 40, words, 3) == roomy  # mid-line
+    assert anchored_tail(LONG, 40, words, len(LONG) + 10) == roomy  # below the cursor
+    late = len(LONG) - len("line_199 = 199\n")  # one line: under half the budget
+    assert anchored_tail(LONG, 40, words, late) == roomy
+    assert anchored_tail(LONG[:30], 40, words, 0) == LONG[:30]  # all fits
+
+
+def test_the_cursor_line_alone_too_long_is_cut_mid_line_as_before():
+    prefix = "import os\nresult = compute(alpha, beta, gamma, delta)"
+    assert anchored_tail(prefix, 3, words, 0) == prefix_tail(prefix, 3, words)
+
+
+def test_anchors_follow_a_document_whose_given_text_starts_later():
+    anchors = WindowAnchors()
+    document = LONG + "total = "
+    start = len(LONG) - len("".join(f"line_{n} = {n}\n" for n in range(190, 200)))
+    anchors.remember("a.py", document, 200, start)  # line 190
+    # The server's text now starts 50 lines down, and a line was typed.
+    later = document[len("".join(f"line_{n} = {n}\n" for n in range(50))) :] + "1\nx"
+    offset = anchors.offset("a.py", later, 201)
+    assert offset is not None and later[offset:].startswith("line_190 = 190\n")
+    assert anchors.offset("b.py", later, 201) is None
+    changed = later.replace("line_190 = 190", "line_190 = 0")
+    assert anchors.offset("a.py", changed, 201) is None  # its line was edited
+
+
+def test_anchors_forget_the_least_recent_documents():
+    anchors = WindowAnchors(remembered=2)
+    for name in ("a", "b", "c"):
+        anchors.remember(name, "x\ny", 1, 0)
+    assert anchors.offset("a", "x\ny", 1) is None and anchors.offset("c", "x\ny", 1) == 0

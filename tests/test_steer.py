@@ -253,6 +253,9 @@ class Spy:
     def rewind(self) -> int | None:
         return self.steerer.rewind()
 
+    def quiet(self) -> bool:
+        return self.steerer.quiet()
+
 
 @dataclass
 class Run:

@@ -1,0 +1,144 @@
+"""Prompt-lookup decoding: drafts from n-grams, verified in one pass, exactly greedy.
+
+The tiny model writes noise, so Script processors make it copy text; what is
+asserted is that the loop with drafts produces the same tokens as the loop
+without, for plain, processed and hooked generations, and that drafts were
+really taken.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from steerlsp.models.engine import Engine, Lookup
+from tests.tiny import CharTokenizer, Script, tiny_model
+
+TOK = CharTokenizer()
+LINE = "total = total + price\n"
+PROMPT = f"def f(price):\n    total = 0\n    {LINE}    {LINE}    "
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_model(seed=5)
+
+
+def ids(text: str) -> list[int]:
+    return TOK.encode(text, add_special_tokens=False)
+
+
+def test_draft_copies_what_followed_the_longest_earlier_ngram():
+    sequence = ids("ab cd ab ce ab")
+    # " ab" occurred before, followed by " ce"
+    assert Lookup(longest=3, tokens=3).draft(sequence, room=10) == ids(" ce")
+    assert Lookup(longest=3, tokens=8).draft(sequence, room=2) == ids(" c")
+
+
+def test_draft_uses_the_text_after_the_cursor_and_stops_without_a_match():
+    lookup = Lookup(ids("total)\nreturn x"), longest=2, tokens=4)
+    assert lookup.draft(ids("print(to"), room=8) == ids("tal)")
+    assert Lookup(longest=3).draft(ids("xyz"), room=8) == []
+    assert Lookup().draft(ids("aaaa"), room=0) == []
+
+
+def generate(engine: Engine, text: str, lookup: Lookup | None, **kwargs):
+    engine.reset()
+    return engine.generate(ids(text), lookup=lookup, stop_ids=frozenset(), **kwargs)
+
+
+@pytest.mark.parametrize("prompt", [PROMPT, "x = 1\nx = 1\nx = ", "abcabcabcabc"])
+def test_plain_greedy_output_is_unchanged(model, prompt):
+    engine = Engine(model, TOK)
+    plain = generate(engine, prompt, None, max_new_tokens=24)
+    drafted = generate(engine, prompt, Lookup(), max_new_tokens=24)
+    assert drafted.token_ids == plain.token_ids and drafted.stop == plain.stop
+    assert drafted.drafted > 0  # drafts were verified (and mostly refused: noise)
+
+
+def test_copied_lines_are_taken_from_drafts(model):
+    engine = Engine(model, TOK)
+    plain = generate(engine, PROMPT, None, max_new_tokens=40, processors=[Script(LINE * 2)])
+    drafted = generate(engine, PROMPT, Lookup(), max_new_tokens=40, processors=[Script(LINE * 2)])
+    assert drafted.text == plain.text == (LINE * 2)[:40]
+    assert drafted.accepted >= 20 and drafted.accepted <= drafted.drafted
+    # The cache holds exactly prompt + output (the refused drafts were cropped), so the
+    # next request reuses it as it would without drafts.
+    assert engine.cached == ids(PROMPT) + drafted.token_ids[:-1]
+
+
+def test_the_token_limit_is_kept(model):
+    engine = Engine(model, TOK)
+    for limit in (1, 2, 5, 13):
+        got = generate(engine, PROMPT, Lookup(), max_new_tokens=limit, processors=[Script(LINE)])
+        assert got.text == LINE[:limit] and got.stop == "max_tokens"
+
+
+def test_should_stop_ends_inside_a_draft(model):
+    engine = Engine(model, TOK)
+    got = generate(
+        engine,
+        PROMPT,
+        Lookup(),
+        max_new_tokens=40,
+        processors=[Script(LINE)],
+        should_stop=lambda text: text.endswith("+"),
+    )
+    assert got.stop == "stop" and got.text == "total = total +"
+    assert engine.cached == ids(PROMPT) + got.token_ids[:-1]
+
+
+class Hook:
+    """Steers at one point: after a ``+`` it is busy for one step and forces ``q``.
+    Optionally asks, once, to write again from the first ``=``."""
+
+    def __init__(self, rewind_at: str | None = None) -> None:
+        self.text = ""
+        self.busy = False
+        self.steered: list[int] = []  # history lengths steer() saw while busy
+        self.rewind_at = rewind_at
+        self.pending: int | None = None
+
+    def steer(self, engine: Engine, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        if not self.busy:
+            return logits
+        self.busy = False
+        self.steered.append(history.shape[-1])
+        forced = torch.full_like(logits, float("-inf"))
+        forced[:, TOK.vocab["q"]] = 0
+        return forced
+
+    def observe(self, token: int, text: str) -> None:
+        self.text = text
+        self.busy = text.endswith("+")
+        if self.rewind_at is not None and text.endswith(self.rewind_at):
+            self.pending, self.rewind_at = text.index("=") + 1, None
+
+    def rewind(self) -> int | None:
+        keep, self.pending = self.pending, None
+        return keep
+
+    def quiet(self) -> bool:
+        return not self.busy
+
+
+@pytest.mark.parametrize("rewind_at", [None, "total +"])
+def test_a_hook_steers_where_it_is_busy_and_rewinds_inside_a_draft(model, rewind_at):
+    engine = Engine(model, TOK)
+    runs = []
+    for lookup in (None, Lookup()):
+        hook = Hook(rewind_at)
+        got = generate(
+            engine,
+            PROMPT,
+            lookup,
+            max_new_tokens=30,
+            processors=[Script(LINE * 2)],
+            hook=hook,
+        )
+        runs.append((got, hook.steered))
+    (plain, plain_steered), (drafted, drafted_steered) = runs
+    assert drafted.text == plain.text and "+q" in plain.text
+    assert drafted_steered == plain_steered  # steered at the same steps
+    assert drafted.accepted > 0
+    assert engine.cached == ids(PROMPT) + drafted.token_ids[:-1]
