@@ -17,8 +17,8 @@ One run, strictly sequential (two cores: never two generations at once):
    for ``Generation.reused_tokens`` and prefill times.
 4. Decode: 32 tokens (EOS masked, as ``min_new_tokens`` does) on the first recorded prompts
    from ``model.generate()`` on a fresh fp32 model, ``Engine`` on that model (fp32 head)
-   and ``Engine`` on the bf16-head model. Decode-only tokens/s: tokens 2..N over the time
-   from the first token to the last.
+   and ``Engine`` on the model as the server loads it. Decode-only tokens/s: tokens 2..N
+   over the time from the first token to the last.
 
 Prints a Markdown table with PASS/MISS per target; writes OUT/completion_bench.json (all
 records and load averages) and OUT/completion_bench.png.
@@ -55,8 +55,8 @@ import numpy as np
 import torch
 
 from steerlsp.models.completer import Completer
+from steerlsp.models.completer import load_completer as load_server_completer
 from steerlsp.models.engine import Engine
-from steerlsp.models.head import use_low_precision_head
 from steerlsp.models.loading import LoadRequest, load
 from steerlsp.models.requests import CompletionOptions, CompletionRequest
 from steerlsp.models.worker import CancelToken
@@ -68,7 +68,7 @@ TYPED = ("foo", "tmp", "xyz")  # the first that is not a prefix of the suggestio
 DECODE_TOKENS = 32
 TARGETS = {"overhead": 1.10, "cache_speedup": 3.0, "decode_ratio": 1.5, "rss_mb": 1500}
 GENERATION_FACTS = ("prompt_tokens", "reused_tokens", "prefill_seconds", "decode_seconds", "stop")
-GENERATE, ENGINES = "generate_fp32", ("engine_fp32", "engine_bf16")
+GENERATE, ENGINES = "generate_fp32", ("engine_fp32", "engine_server")
 LOADS: dict[str, tuple[float, ...]] = {}
 
 
@@ -275,10 +275,9 @@ async def server_pass(positions: list[Position], cached: int) -> dict[str, Any]:
 
 
 def load_completer() -> Completer:
-    """The model as the server loads it on CPU: bf16 head, FIM template auto-detected."""
-    loaded = load(LoadRequest())
-    use_low_precision_head(loaded.model)
-    return Completer(loaded)
+    """The model as the server loads it (on a CPU: the int8 head, bf16 linear layers
+    where the CPU has native bf16), FIM template auto-detected."""
+    return load_server_completer(LoadRequest())
 
 
 def complete(completer: Completer, position: Position) -> dict[str, Any]:
@@ -353,11 +352,11 @@ def speed(tokens: list[int], started: float, times: list[float]) -> dict[str, An
 
 
 def decode_pass(completer: Completer, prompts: list[list[int]], n: int) -> dict[str, Any]:
-    """generate() vs Engine (fp32 head, bf16 head), interleaved per prompt."""
+    """generate() vs Engine (fp32, the server's weights), interleaved per prompt."""
     fp32 = load(LoadRequest()).model
     engines = {
         "engine_fp32": Engine(fp32, completer.tokenizer),
-        "engine_bf16": Engine(completer.loaded.model, completer.tokenizer),
+        "engine_server": Engine(completer.loaded.model, completer.tokenizer),
     }
 
     def run(name: str, ids: list[int], k: int) -> dict[str, Any]:
@@ -373,7 +372,7 @@ def decode_pass(completer: Completer, prompts: list[list[int]], n: int) -> dict[
     out: dict[str, Any] = {"runs": runs}
     for name, items in runs.items():
         out[name] = {k: statistics.median(r[k] for r in items) for k in ("e2e_tps", "decode_tps")}
-    out["agree_bf16"] = agreement(runs["engine_fp32"], runs["engine_bf16"])
+    out["agree_server"] = agreement(runs["engine_fp32"], runs["engine_server"])
     out["agree_generate"] = agreement(runs[GENERATE], runs["engine_fp32"])
     return out
 
@@ -451,9 +450,9 @@ def table(s: dict, server: dict, direct: dict, decode: dict) -> str:
         rows.append((f"{name} tokens/s decode-only / e2e", value, "", None))
     for name in ENGINES:
         value = f"{s['decode_tps_ratio'][name]:.2f}x (e2e {s['e2e_tps_ratio'][name]:.2f}x)"
-        ok = s["decode_tps_ratio"][name] >= t["decode_ratio"] if name == "engine_bf16" else None
+        ok = s["decode_tps_ratio"][name] >= t["decode_ratio"] if name == "engine_server" else None
         rows.append((f"{name} / generate, decode-only", value, f">= {t['decode_ratio']}x", ok))
-    for name, a in (("bf16 / fp32 engine", decode["agree_bf16"]),
+    for name, a in (("server weights / fp32 engine", decode["agree_server"]),
                     ("fp32 engine / generate", decode["agree_generate"])):  # fmt: skip
         value = f"{a['positions']:.1%} of positions, {a['identical']:.0%} of prompts identical"
         rows.append((f"greedy agreement {name}", value, "", None))

@@ -24,8 +24,8 @@ from typing import Any
 from steerlsp.models.analysis import Analysis
 from steerlsp.models.deprecation import DeprecationCache
 from steerlsp.models.engine import Engine, Generation, Lookup, release_memory
-from steerlsp.models.head import use_low_precision_head
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
+from steerlsp.models.precision import use_bf16_body, use_low_precision_head
 from steerlsp.models.requests import (
     CompletionOptions,
     CompletionRequest,
@@ -328,15 +328,22 @@ def load_completer(
     *,
     fim: str = "auto",
     head: str = "int8",
+    body: str = "auto",
     report: Progress | None = None,
 ) -> Completer:
-    """Load a model as the server does: an fp32 model on the CPU gets a low-precision
-    LM head (``head``: "int8", "bf16" or "fp32" for none; see ``models/head.py``)."""
+    """Load a model as the server does: an fp32 model on the CPU gets bf16 linear
+    layers where the CPU has native bf16 (``body``: "auto", "bf16" or "fp32") and a
+    low-precision LM head (``head``: "int8", "bf16" or "fp32"); see
+    ``models/precision.py``."""
     loaded = load(request, report)
     on_cpu = loaded.device.type == "cpu" and str(loaded.dtype) == "torch.float32"
     if on_cpu:
-        got = use_low_precision_head(loaded.model, head)
-        log.info("LM head: %s", got)
+        layers = use_bf16_body(loaded.model, body)
+        log.info(
+            "weights: %s linear layers, %s LM head",
+            layers,
+            use_low_precision_head(loaded.model, head),
+        )
     return Completer(loaded, fim)
 
 

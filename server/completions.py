@@ -149,6 +149,7 @@ class Completions:
             model.fim_template,
             model.low_precision_head,
             model.head_precision,
+            model.body_precision,
         )
         if not self.settings.completion.enabled:
             self.state, self.completer, self._loaded_for = ModelState.DISABLED, None, None

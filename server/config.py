@@ -36,6 +36,8 @@ class ModelSettings:
     fim_template: str = field(default="auto", metadata={"choices": FIM_TEMPLATES})
     low_precision_head: bool = True  # a low-precision LM head on CPU (false: fp32)
     head_precision: str = field(default="int8", metadata={"choices": ("int8", "bf16")})
+    # The decoder's linear layers on CPU: bf16 where the CPU has native bf16 ("auto").
+    body_precision: str = field(default="auto", metadata={"choices": ("auto", "bf16", "fp32")})
 
 
 @dataclass(frozen=True)

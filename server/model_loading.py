@@ -29,6 +29,7 @@ def load_configured(settings: Settings, report: Any) -> Completer:
         request,
         fim=model.fim_template,
         head=model.head_precision if model.low_precision_head else "fp32",
+        body=model.body_precision,
         report=report,
     )
 

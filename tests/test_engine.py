@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from steerlsp.models.engine import Engine
-from steerlsp.models.head import use_low_precision_head
+from steerlsp.models.precision import use_low_precision_head
 from steerlsp.models.requests import Sampling
 from steerlsp.prompts.postprocess import CompletionMode, Stop, stop_reason
 from tests.tiny import ALPHABET, CharTokenizer, Script, tiny_model
