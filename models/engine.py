@@ -86,6 +86,7 @@ class _Run:
         self.stop = "max_tokens"
         self.logits = torch.empty(0)  # after a rewind: the logits to go on from
         self.drafted = self.accepted = 0
+        self.kept = 0  # of the last draft
 
     def take(self, token: int, extra: int = 0) -> str:
         """Append a chosen token. ``extra``: how many tokens the cache holds beyond the
@@ -115,14 +116,24 @@ class _Run:
 class Lookup:
     """Prompt-lookup drafts: the tokens that followed the last earlier occurrence of
     the sequence's final n-gram (longest n first), in the sequence itself or in
-    ``extra`` (the text after the cursor, which prefix-only prompts leave out)."""
+    ``extra`` (the text after the cursor, which prefix-only prompts leave out).
 
-    def __init__(self, extra: Sequence[int] = (), *, longest: int = 4, tokens: int = 8) -> None:
+    The draft length adapts to how drafts fare (one object per generation): it
+    doubles after a draft kept whole, up to ``tokens``, and halves after one
+    refused at its first token. A refused draft costs a wider forward pass (on
+    two cores, 9 tokens cost about 1.6 single steps); measured on the completion
+    benchmark's real completions this beat every fixed length.
+    """
+
+    def __init__(
+        self, extra: Sequence[int] = (), *, longest: int = 4, tokens: int = 8, start: int = 3
+    ) -> None:
         self.extra, self.longest, self.tokens = list(extra), longest, tokens
+        self.size = min(start, tokens)
 
     def draft(self, sequence: list[int], room: int) -> list[int]:
-        """Up to ``min(tokens, room)`` tokens that may come next after ``sequence``."""
-        wanted = min(self.tokens, room)
+        """Up to ``min(size, room)`` tokens that may come next after ``sequence``."""
+        wanted = min(self.size, room)
         if wanted <= 0:
             return []
         for n in range(min(self.longest, len(sequence) - 1), 0, -1):
@@ -132,6 +143,13 @@ class Lookup:
                 if found is not None and found + n < len(source):
                     return source[found + n : found + n + wanted]
         return []
+
+    def tell(self, drafted: int, kept: int) -> None:
+        """How the last draft fared: ``kept`` of its ``drafted`` tokens were right."""
+        if kept == drafted:
+            self.size = min(self.tokens, self.size * 2)
+        elif kept == 0:
+            self.size = max(1, self.size // 2)
 
 
 def _last_occurrence(source: list[int], tail: list[int], end: int) -> int | None:
@@ -211,6 +229,7 @@ class Engine:
                 draft = lookup.draft(run.prompt + run.out, room)
                 if draft:
                     logits = self._verify(run, token, draft, processors, stop_ids)
+                    lookup.tell(len(draft), run.kept)
                     if run.stop != "max_tokens":
                         break
                     continue
@@ -251,10 +270,12 @@ class Engine:
             # The cache holds the drafts after this one, and this one itself.
             taken = run.take(drafted, extra=len(draft) - position)
             if taken == "rewound":  # the cache was cut back already
+                run.kept = kept - 1
                 run.drafted, run.accepted = run.drafted + len(draft), run.accepted + kept - 1
                 return run.logits
             if taken == "stop" or (run.hook is not None and not run.hook.quiet()):
                 break  # done, or steering has something to do at the next token
+        run.kept = kept
         run.drafted, run.accepted = run.drafted + len(draft), run.accepted + kept
         # Keep the cache as the loop without drafts leaves it: a stopping token unfed.
         self.forget(len(draft) - kept + (run.stop == "stop"))

@@ -35,8 +35,17 @@ def test_draft_copies_what_followed_the_longest_earlier_ngram():
     assert Lookup(longest=3, tokens=8).draft(sequence, room=2) == ids(" c")
 
 
+def test_the_draft_length_grows_while_drafts_are_kept_and_shrinks_when_refused():
+    lookup = Lookup(tokens=8, start=3)
+    sizes = []
+    for drafted, kept in ((3, 3), (6, 6), (8, 8), (8, 5), (8, 0), (4, 0), (2, 0), (1, 0)):
+        lookup.tell(drafted, kept)
+        sizes.append(lookup.size)
+    assert sizes == [6, 8, 8, 8, 4, 2, 1, 1]
+
+
 def test_draft_uses_the_text_after_the_cursor_and_stops_without_a_match():
-    lookup = Lookup(ids("total)\nreturn x"), longest=2, tokens=4)
+    lookup = Lookup(ids("total)\nreturn x"), longest=2, tokens=4, start=4)
     assert lookup.draft(ids("print(to"), room=8) == ids("tal)")
     assert Lookup(longest=3).draft(ids("xyz"), room=8) == []
     assert Lookup().draft(ids("aaaa"), room=0) == []
