@@ -200,7 +200,7 @@ def _from_pretrained(
         "local_files_only": not request.allow_downloads,
         "trust_remote_code": request.trust_remote_code,
     }
-    tokenizer = AutoTokenizer.from_pretrained(directory, **common)
+    tokenizer = _drop_construction_tables(AutoTokenizer.from_pretrained(directory, **common))
     kwargs: dict[str, Any] = {"dtype": dtype, **common}
     if device.type == "cuda" and _accelerate_available():
         kwargs["device_map"] = "auto"  # spreads a model bigger than one GPU
@@ -209,6 +209,21 @@ def _from_pretrained(
         model = model.to(device)
     model.eval()
     return model, tokenizer
+
+
+# Python copies of a BPE vocabulary and merges some transformers tokenizers keep after
+# building their Rust tokenizer from them (Gemma 3: 262,144 entries and 514,906
+# merges, about 175 MB). Encoding, decoding and get_vocab() read the Rust side.
+_CONSTRUCTION_TABLES = ("_vocab", "_merges")
+
+
+def _drop_construction_tables(tokenizer: Any) -> Any:
+    if getattr(tokenizer, "_tokenizer", None) is None:
+        return tokenizer  # not a Rust-backed tokenizer: the tables may be all it has
+    for name in _CONSTRUCTION_TABLES:
+        if isinstance(getattr(tokenizer, name, None), (dict, list)):
+            setattr(tokenizer, name, type(getattr(tokenizer, name))())
+    return tokenizer
 
 
 def _accelerate_available() -> bool:
