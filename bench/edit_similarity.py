@@ -10,6 +10,7 @@ stop correctness (the completion ends where the ground truth ends; nothing is
 produced where nothing was missing).
 
     python bench/edit_similarity.py --positions 60 --out bench/results
+    [--settings '{"model": {"headPrecision": "bf16"}}' --name edit_similarity_bf16]
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def stop_correct(completion: str, truth: str) -> bool:
     return bool(completion.strip()) and completion.strip("\n").count("\n") == truth.count("\n")
 
 
-def run(count: int, seed: int) -> list[dict]:
+def run(count: int, seed: int, settings: dict | None = None) -> list[dict]:
     client = LspClient("steerlsp", [sys.executable, "-m", "steerlsp"])
     results = []
     try:
@@ -153,6 +154,7 @@ def run(count: int, seed: int) -> list[dict]:
             {
                 "processId": None,
                 "rootUri": Path.cwd().as_uri(),
+                "initializationOptions": settings or {},
                 "capabilities": {
                     "general": {"positionEncodings": ["utf-32"]},
                     "textDocument": {"inlineCompletion": {}},
@@ -235,12 +237,14 @@ def main() -> int:
     parser.add_argument("--positions", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
+    parser.add_argument("--settings", type=json.loads, help="initializationOptions, as JSON")
+    parser.add_argument("--name", default="edit_similarity", help="the result files' name")
     args = parser.parse_args()
-    results = run(args.positions, args.seed)
+    results = run(args.positions, args.seed, args.settings)
     args.out.mkdir(parents=True, exist_ok=True)
     table = summary(results)
-    (args.out / "edit_similarity.json").write_text(json.dumps(results, indent=1))
-    (args.out / "edit_similarity.md").write_text(table)
+    (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1))
+    (args.out / f"{args.name}.md").write_text(table)
     print("\n" + table)
     return 0
 
