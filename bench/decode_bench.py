@@ -67,7 +67,6 @@ from steerlsp.models.loading import LoadRequest, cache_root, load
 from steerlsp.models.precision import use_bf16_body, use_low_precision_head
 from steerlsp.models.requests import CompletionOptions, CompletionRequest
 from steerlsp.models.worker import CancelToken
-from steerlsp.prompts.postprocess import stop_reason
 
 DECODE_TOKENS = 32
 # name -> (LM head, linear layers); "+lookup" adds prompt-lookup drafts.
@@ -274,16 +273,7 @@ def complete_llama(
     tokenizer = completer.tokenizer
 
     def stop(text: str) -> bool:
-        return (
-            stop_reason(
-                text,
-                mode=prompt.mode,
-                indent_of_block=prompt.indent,
-                max_lines=options.max_lines,
-                line_prefix=prompt.line_prefix,
-            )
-            is not None
-        )
+        return prompt.ends(text, options.max_lines)
 
     def detokenize(tokens: list[int]) -> str:
         return tokenizer.decode(tokens, skip_special_tokens=True)

@@ -82,6 +82,17 @@ class Prepared:
     healed: str  # whitespace cut off the prompt that the first tokens must re-produce
     after: list[int]  # the start of the suffix: where prompt-lookup drafts may also come from
 
+    def ends(self, text: str, max_lines: int) -> bool:
+        """Whether the generated ``text`` has reached its end (``prompts.postprocess``)."""
+        reason = stop_reason(
+            text,
+            mode=self.mode,
+            indent_of_block=self.indent,
+            max_lines=max_lines,
+            line_prefix=self.line_prefix,
+        )
+        return reason is not None
+
 
 class Completer:
     """Owns the engine for one loaded model."""
@@ -232,15 +243,7 @@ class Completer:
                 sampling=sampling,
                 stop_ids=self.stop_ids,
                 should_stop=lambda text: (
-                    (abandon is not None and abandon(text))
-                    or stop_reason(
-                        text,
-                        mode=prompt.mode,
-                        indent_of_block=prompt.indent,
-                        max_lines=options.max_lines,
-                        line_prefix=prompt.line_prefix,
-                    )
-                    is not None
+                    (abandon is not None and abandon(text)) or prompt.ends(text, options.max_lines)
                 ),
                 cancelled=stop_now,
                 hook=steerer,
