@@ -138,6 +138,19 @@ class CandidateWalk:
             return scores
         return torch.where(allowed, scores + self.delta, scores)
 
+    def next_rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        """Before the step after ``history`` [1, T]: the tokens this walk will allow
+        there, when it masks and knows them (a name is under way, none ends here: an
+        end allows the ~150k identifier-ending tokens); None when it will not
+        constrain the step or allows too much to list. A superset of what the step
+        allows, so a caller may compute only these rows' logits. -> [N] long"""
+        if self.mode != "mask" or self.state is not WalkState.WALKING or self.start is None:
+            return None
+        consumed = _consumed(history, self.start)
+        if not self.trie.contains(consumed) or self.trie.ends_here(consumed):
+            return None
+        return self.trie.allowed_next(consumed)
+
     def continuations(self, consumed: list[int], width: int) -> torch.Tensor:
         """Tokens the walk allows after ``consumed``: the trie's, plus identifier ends.
 

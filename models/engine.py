@@ -52,6 +52,12 @@ class StepHook(Protocol):
         the loop may then verify drafted tokens without it."""
         ...
 
+    def rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        """Before the forward pass for the step after ``history``: the only tokens
+        steering will allow there (a hard mask it knows already), or None for all. The
+        loop then computes the LM head for those rows only. -> [N] long"""
+        ...
+
 
 @dataclass
 class Generation:
@@ -233,7 +239,8 @@ class Engine:
                     if run.stop != "max_tokens":
                         break
                     continue
-            logits = self.decode_step(token)
+            rows = self._rows(hook, run.history, processors)
+            logits = self.decode_step(token) if rows is None else self.decode_rows(token, rows)
         ended = time.perf_counter()
         return Generation(
             run.out,
@@ -280,6 +287,35 @@ class Engine:
         # Keep the cache as the loop without drafts leaves it: a stopping token unfed.
         self.forget(len(draft) - kept + (run.stop == "stop"))
         return every[kept : kept + 1]
+
+    def _rows(
+        self,
+        hook: StepHook | None,
+        history: torch.Tensor,
+        processors: Sequence[LogitsProcessor],
+    ) -> torch.Tensor | None:
+        """The rows steering restricts the next step to, when the head can compute rows
+        alone and no processor may still allow others (one that says it is ``idle``)."""
+        if hook is None or not hasattr(self.model.get_output_embeddings(), "rows"):
+            return None
+        if not all(getattr(processor, "idle", False) for processor in processors):
+            return None
+        return hook.rows(history)
+
+    def decode_rows(self, token: int, rows: torch.Tensor) -> torch.Tensor:
+        """Feed one token; the LM head runs for ``rows`` only, every other logit is -inf
+        (steering's hard mask: 262k rows are most of a step's bytes). -> [1, V]"""
+        hidden = self._hidden(torch.tensor([[token]], device=self.device))[0, -1:]  # [1, H]
+        self._cached.append(token)
+        head = self.model.get_output_embeddings()
+        values = head.rows(hidden, rows.to(self.device))[0]  # [N]
+        cap = getattr(self.model.config.get_text_config(), "final_logit_softcapping", None)
+        if cap:
+            values = torch.tanh(values / cap) * cap
+        width = self.model.config.get_text_config().vocab_size
+        logits = torch.full((1, width), float("-inf"), device=self.device)
+        logits[0, rows] = values
+        return logits
 
     def forget(self, drop: int) -> None:
         """Crop the last ``drop`` cached tokens (nothing recomputed)."""

@@ -256,9 +256,21 @@ class Steerer:
         """Nothing is due at the next token: no query out, no walk, no rewind to start,
         no hint in the cache. ``steer`` would change nothing, so the loop may verify
         drafted tokens without calling it at each."""
+        return self._walk is None and self._quiet_but_walking()
+
+    def rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        """The only tokens the next step can take, when a masking walk is under way and
+        nothing else is due (a query or hint would need every logit): the loop then
+        computes the LM head for these rows only. None: all rows. -> [N] long"""
+        walk = self._walk
+        if walk is None or not self._quiet_but_walking():
+            return None
+        known = [rows for w in walk.walks if (rows := w.next_rows(history)) is not None]
+        return min(known, key=len) if known else None  # each is a superset of the allowed
+
+    def _quiet_but_walking(self) -> bool:
         return (
             not self._pending
-            and self._walk is None
             and self._rewind is None
             and self._rewound is None
             and not self._hints.shown

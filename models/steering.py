@@ -49,6 +49,11 @@ class TokenHealing:
         self.remaining = removed
         self._seen: int | None = None
 
+    @property
+    def idle(self) -> bool:
+        """Nothing left to heal: the processor changes no more scores."""
+        return not self.remaining
+
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         # input_ids: [1, T]; scores: [1, V]
         length = input_ids.shape[-1]

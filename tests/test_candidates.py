@@ -286,3 +286,18 @@ def test_follow_by_kind_validates_its_settings(update_trie):
         FollowByKind(update_trie, {"update": "thing"})
     with pytest.raises(ValueError, match=r"-1\.0"):
         FollowByKind(update_trie, {}, delta=-1.0)
+
+
+def test_next_rows_lists_what_a_masking_walk_will_allow_mid_name():
+    walk = CandidateWalk(trie_after("obj.", "updates", "name"), mode="mask")
+    assert walk.next_rows(written()) is None  # not started: nothing known yet
+    walk(written(), uniform())
+    rows = walk.next_rows(written("update"))
+    assert rows is not None and ID["s"] in rows.tolist()
+    step = walk(written("update"), uniform())
+    assert set(allowed(step)) <= set(rows.tolist())  # the rows hold all it allows
+    assert walk.next_rows(written("update", "s")) is None  # a name ends: too many to list
+    assert walk.next_rows(written("x")) is None  # off the trie: it will not mask
+    boost = CandidateWalk(trie_after("obj.", "updates", "name"))
+    boost(written(), uniform())
+    assert boost.next_rows(written("update")) is None

@@ -130,6 +130,9 @@ class Hook:
     def quiet(self) -> bool:
         return not self.busy
 
+    def rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        return None
+
 
 @pytest.mark.parametrize("rewind_at", [None, "total +"])
 def test_a_hook_steers_where_it_is_busy_and_rewinds_inside_a_draft(model, rewind_at):
@@ -151,3 +154,51 @@ def test_a_hook_steers_where_it_is_busy_and_rewinds_inside_a_draft(model, rewind
     assert drafted_steered == plain_steered  # steered at the same steps
     assert drafted.accepted > 0
     assert engine.cached == ids(PROMPT) + drafted.token_ids[:-1]
+
+
+class Masking:
+    """Allows only the characters of ``allowed`` at every step, through ``steer``; says
+    so in advance through ``rows`` when ``tell`` is set."""
+
+    def __init__(self, allowed: str, tell: bool) -> None:
+        self.ids = torch.tensor(sorted(set(ids(allowed))))
+        self.tell = tell
+
+    def steer(self, engine: Engine, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        masked = torch.full_like(logits, float("-inf"))
+        masked[:, self.ids] = logits[:, self.ids]
+        return masked
+
+    def observe(self, token: int, text: str) -> None:
+        pass
+
+    def rewind(self) -> int | None:
+        return None
+
+    def quiet(self) -> bool:
+        return False
+
+    def rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        return self.ids if self.tell else None
+
+
+def test_a_hard_mask_known_in_advance_computes_only_its_rows_and_writes_the_same():
+    from steerlsp.models.precision import use_low_precision_head
+
+    model = tiny_model(seed=5)
+    use_low_precision_head(model, "int8")
+    engine = Engine(model, TOK)
+    engine.reset()
+    engine.generate(ids(PROMPT), max_new_tokens=1, stop_ids=frozenset())
+    full = engine.decode_step(TOK.vocab["x"])
+    engine.forget(1)
+    rows = torch.tensor([4, 9, 17, 30])
+    only = engine.decode_rows(TOK.vocab["x"], rows)
+    assert engine.cached[-1] == TOK.vocab["x"]
+    assert torch.allclose(only[0, rows], full[0, rows], atol=0.05)
+    assert torch.isinf(only).sum() == only.shape[-1] - len(rows)
+    texts = []
+    for tell in (False, True):
+        hook = Masking("total=+ ", tell)
+        texts.append(generate(engine, PROMPT, None, max_new_tokens=16, hook=hook).text)
+    assert texts[0] == texts[1] and set(texts[0]) <= set("total=+ ")

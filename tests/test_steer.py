@@ -256,6 +256,9 @@ class Spy:
     def quiet(self) -> bool:
         return self.steerer.quiet()
 
+    def rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        return self.steerer.rows(history)
+
 
 @dataclass
 class Run:
