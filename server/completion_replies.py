@@ -33,7 +33,7 @@ FIRST = "!"
 # LSP lines end at these only; str.splitlines also splits at \x0c, \x1c, \x85...
 # C0 and C1 controls and DEL, but tab and the line ends: the model can emit
 # them, and some editors' JSON parsers reject the reply that carries them.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)

@@ -162,20 +162,22 @@ def frame(msg: dict[str, Any]) -> bytes:
 
 # JSON escapes NUL as \u0000; Emacs' JSON parser rejects the whole message for it.
 _ESCAPED_NUL = b"\\u0000"
+_RAW_NUL = bytes(1)  # never written by a JSON encoder, but a body is bytes: check anyway
 
 
 def has_nul(body: bytes) -> bool:
-    """True when ``body`` (serialised JSON) may hold a NUL character. Cheap (a C search);
-    a false positive (a string holding a backslash then ``u0000``) only costs a parse."""
-    return _ESCAPED_NUL in body
+    """True when ``body`` (serialised JSON) may hold a NUL character, escaped or raw.
+    Cheap (C searches); a false positive (a string holding a backslash then ``u0000``)
+    only costs a parse."""
+    return _ESCAPED_NUL in body or _RAW_NUL in body
 
 
 def without_nul(body: bytes) -> bytes:
     """``body`` re-serialised with every NUL in its strings and keys replaced by U+FFFD."""
     try:
         value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return body.replace(_ESCAPED_NUL, b"\\ufffd")
+    except orjson.JSONDecodeError:  # not JSON (raw NUL bytes are not, inside a string)
+        return body.replace(_ESCAPED_NUL, b"\\ufffd").replace(_RAW_NUL, "\ufffd".encode())
     return orjson.dumps(_replace_nul(value))
 
 

@@ -12,6 +12,7 @@ import asyncio
 import pytest
 
 from steerlsp.server import jsonrpc as rpc
+from steerlsp.server.framing import encode_frame
 from steerlsp.server.transport import _without_nul
 from tests.rawclient import RawClient, steerlsp_command
 
@@ -61,3 +62,10 @@ def test_the_writer_guard_replaces_nul_and_keeps_the_rest(message):
 def test_a_backslash_u0000_in_text_is_not_a_nul():
     framed = rpc.frame({"jsonrpc": "2.0", "id": 1, "result": "\\u0000"})
     assert _without_nul(framed) == framed
+
+
+def test_a_raw_nul_byte_in_a_body_is_replaced_too():
+    """No JSON encoder writes one, but the guard works on bytes: a raw NUL is not let through."""
+    body = b'{"jsonrpc":"2.0","id":1,"result":"a\x00b"}'
+    cleaned = _without_nul(encode_frame(body))
+    assert b"\x00" not in cleaned and "a\ufffdb".encode() in cleaned
