@@ -296,7 +296,9 @@ class Engine:
     ) -> torch.Tensor | None:
         """The rows steering restricts the next step to, when the head can compute rows
         alone and no processor may still allow others (one that says it is ``idle``)."""
-        if hook is None or not hasattr(self.model.get_output_embeddings(), "rows"):
+        if hook is None or getattr(self.model, "model", None) is None:
+            return None  # decode_rows needs the base model without its head
+        if not hasattr(self.model.get_output_embeddings(), "rows"):
             return None
         if not all(getattr(processor, "idle", False) for processor in processors):
             return None
