@@ -23,7 +23,7 @@ from typing import Any
 
 from steerlsp.models.analysis import Analysis
 from steerlsp.models.deprecation import DeprecationCache
-from steerlsp.models.engine import Engine, Generation, Lookup, release_memory
+from steerlsp.models.engine import Engine, Generation, LogitsProcessor, Lookup, release_memory
 from steerlsp.models.loading import LoadedModel, LoadRequest, Progress, load
 from steerlsp.models.precision import use_bf16_body, use_low_precision_head
 from steerlsp.models.requests import (
@@ -35,7 +35,12 @@ from steerlsp.models.requests import (
 from steerlsp.models.runtime_deprecation import RuntimeDeprecations
 from steerlsp.models.steer import Steerer
 from steerlsp.models.steer_facts import SteeringFacts
-from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
+from steerlsp.models.steering import (
+    CommentRuns,
+    TokenHealing,
+    VocabularyText,
+    split_trailing_space,
+)
 from steerlsp.models.worker import CancelToken, JobCancelled
 from steerlsp.prompts.builder import build_prompt
 from steerlsp.prompts.context import context_block
@@ -234,7 +239,13 @@ class Completer:
     ) -> Generation:
         """One generation on the engine; ``stop_now`` is read at every step, ``abandon``
         with the text after every token."""
-        processors = [TokenHealing(self.vocabulary, prompt.healed)] if prompt.healed else []
+        processors: list[LogitsProcessor] = []
+        if prompt.healed:
+            processors.append(TokenHealing(self.vocabulary, prompt.healed))
+        if prompt.mode is CompletionMode.MULTI_LINE and options.comment_lines is not None:
+            processors.append(
+                CommentRuns(self.vocabulary, prompt.line_prefix, options.comment_lines)
+            )
         try:
             return self.engine.generate(
                 prompt.ids,

@@ -167,12 +167,17 @@ class CompletionOptions:
     # Greedy decoding verifies tokens drafted from the prompt and the text after the
     # cursor several at a time (``models/engine.py`` Lookup): the same output, sooner.
     lookup: bool = True
+    # The most comment lines in a row a multi-line completion may write
+    # (``models/steering.py`` CommentRuns); None: any number.
+    comment_lines: int | None = 1
 
     def __post_init__(self) -> None:
         if self.alternatives < 1:
             raise ValueError(f"alternatives must be >= 1, got {self.alternatives!r}")
         if self.alternatives_budget < 0:
             raise ValueError(f"alternatives_budget must be >= 0, got {self.alternatives_budget!r}")
+        if self.comment_lines is not None and self.comment_lines < 0:
+            raise ValueError(f"comment_lines must be >= 0 or None, got {self.comment_lines!r}")
 
 
 class ModelOutOfMemory(Exception):

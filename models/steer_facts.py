@@ -122,7 +122,6 @@ class SteeringFacts:
     def comment_tokens(self) -> torch.Tensor:
         """Ids of tokens that start a comment (``#``, `` #``, ...). -> [N] long"""
         if self._comments is None:
-            texts = self.vocabulary.texts
-            ids = [i for i, t in enumerate(texts) if t.lstrip(" \t").startswith("#")]
-            self._comments = torch.tensor(ids, dtype=torch.long)
+            starts, _ = self.vocabulary.comment_masks
+            self._comments = torch.nonzero(starts).flatten()
         return self._comments

@@ -8,6 +8,7 @@ Gemma 3; the loop it replaces took ~81 ms per query string).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
@@ -35,6 +36,10 @@ def is_identifier_char(char: str) -> bool:
     return ("a" + char).isidentifier()
 
 
+# A line break, then a comment as the next line's first text.
+_NEW_COMMENT_LINE = re.compile(r"\n[ \t]*#")
+
+
 class VocabularyIndex:
     """Token texts sorted once, so prefix questions are a bisect or a few lookups.
 
@@ -54,6 +59,7 @@ class VocabularyIndex:
         self._longest = max((len(t) for t in self._sorted), default=0)
         self._breaks: torch.Tensor | None = None
         self._break_mask: torch.Tensor | None = None
+        self._comments: tuple[torch.Tensor, torch.Tensor] | None = None
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, size: int) -> VocabularyIndex:
@@ -133,6 +139,22 @@ class VocabularyIndex:
             mask = torch.zeros(self.size, dtype=torch.bool)
             self._break_mask = mask.index_fill_(0, self.identifier_breaks, True)
         return self._break_mask
+
+    @property
+    def comment_masks(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokens that start a comment where a line starts (``#``, ``    #``), and tokens
+        that break a line and start a comment on the next (``\\n#``, ``:\\n    #``).
+        Computed on first use, then kept."""
+        # returns: ([V] bool, [V] bool)
+        if self._comments is None:
+            starts = torch.zeros(self.size, dtype=torch.bool)
+            opens = torch.zeros(self.size, dtype=torch.bool)
+            for i, text in enumerate(self.texts):
+                if "#" in text:
+                    starts[i] = text.lstrip(" \t").startswith("#")
+                    opens[i] = _NEW_COMMENT_LINE.search(text) is not None
+            self._comments = starts, opens
+        return self._comments
 
     def breaks_identifier(self, token_id: int) -> bool:
         """Whether choosing ``token_id`` ends the identifier being written."""

@@ -652,4 +652,5 @@ class Completions:
             alternatives=alternatives,
             alternatives_budget=c.alternatives_budget_ms / 1000,
             lookup=c.prompt_lookup,
+            comment_lines=c.comment_lines if c.comment_lines < c.max_lines else None,
         )

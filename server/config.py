@@ -55,6 +55,8 @@ class CompletionSettings:
     alternatives: int = field(default=3, metadata={"min": 1, "max": 8})
     alternatives_budget_ms: int = field(default=1500, metadata={"min": 0, "max": 10000})
     prompt_lookup: bool = True  # greedy decoding verifies tokens drafted from the prompt
+    # The most comment lines in a row a multi-line completion may write; >= maxLines: any.
+    comment_lines: int = field(default=1, metadata={"min": 0, "max": 200})
     fallback: bool = True  # an AI item in textDocument/completion for clients without inline
     # How long a menu request may wait for its item. 0: never; the item comes with a later
     # request (server/completion_menu.py), and pylsp's menu is never slowed.

@@ -6,6 +6,9 @@ Real model, in process (loaded as the server loads it). Speed is measured in
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -87,3 +90,28 @@ def test_the_prompt_window_start_stays_put_while_typing_in_a_long_file(models):
         done = completer.complete(request, options, CancelToken())
         reused.append(done.generation.reused_tokens / done.generation.prompt_tokens)
     assert min(reused[1:]) > 0.9, reused
+
+
+# A task of the suite whose completion used to be empty: a docstring, then the body.
+ENERGY = (Path(__file__).parents[1] / "bench/tasks/changed-numpy-trapezoid/prompt.py").read_text()
+
+
+def test_a_fresh_body_gets_code_not_a_run_of_comments(models):
+    """Unlimited, the model plans in comment lines until the token limit, and a
+    completion of comments alone is no statement: the editor got nothing. With the
+    default limit (one comment line in a row) it writes code."""
+    _, completer = models
+    request = CompletionRequest(ENERGY, "", "energy.py")
+    runs = {}
+    for limit in (None, 1):
+        completer.engine.reset()
+        options = CompletionOptions(comment_lines=limit)
+        runs[limit] = completer.complete(request, options, CancelToken())
+    unlimited = runs[None].generation.text.split("\n")
+    assert [line.strip()[:1] for line in unlimited[:3]] == ["#", "#", "#"], unlimited
+    assert runs[None].text == ""
+    lines = [line.strip() for line in runs[1].text.split("\n") if line.strip()]
+    assert any(not line.startswith("#") for line in lines), runs[1].text
+    pairs = itertools.pairwise(lines)
+    assert not any(a.startswith("#") and b.startswith("#") for a, b in pairs), runs[1].text
+    assert "power_w" in runs[1].text  # code about the function's own arguments
