@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,11 @@ import torch
 
 from steerlsp.models.requests import Sampling
 
+log = logging.getLogger(__name__)
+
 GREEDY = Sampling()
+# Layer types score_continuations can mask itself (one pass, no cache copies).
+_TREE_LAYER_TYPES = frozenset({"full_attention", "sliding_attention"})
 
 # (input_ids [1, T], scores [1, V]) -> scores [1, V]; transformers' processor shape.
 LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -158,6 +163,13 @@ class Lookup:
             self.size = max(1, self.size // 2)
 
 
+def _restore(layers: Sequence[Any], saved: Sequence[dict[str, Any]]) -> None:
+    """Put the cache layers' attributes back as ``saved`` took them."""
+    for layer, state in zip(layers, saved, strict=True):
+        vars(layer).clear()
+        vars(layer).update(state)
+
+
 def _last_occurrence(source: list[int], tail: list[int], end: int) -> int | None:
     """Start of the last occurrence of ``tail`` in ``source`` that starts before ``end``."""
     n, first = len(tail), tail[0]
@@ -179,6 +191,7 @@ class Engine:
         self._new_cache = DynamicCache
         self._cache: Any = None
         self._cached: list[int] = []  # exactly the tokens the cache holds
+        self._tree = True  # score_continuations may try one pass as a token tree
         eos = getattr(tokenizer, "eos_token_id", None)
         self.eos_ids: set[int] = {eos} if isinstance(eos, int) else set(eos or [])
 
@@ -403,32 +416,29 @@ class Engine:
 
         ``logits`` [1, V] are the current next-token logits; ``ends`` [V] bool marks
         the tokens that end the sequence (those that cannot continue an
-        identifier). All sequences run in one batched forward pass on the
-        shared cache, which is left as it was.
+        identifier). All sequences run in one forward pass on the shared cache,
+        which is left as it was: as one row, a token tree whose attention masks
+        keep each sequence to the prefix and itself (Gemma 3's full and sliding
+        layers; 2x faster on a 600-token prompt than a batch, which copies the
+        cache once per sequence), or else as a batch.
         """
         if not sequences:
             return []
         if any(not s for s in sequences):
             raise ValueError("score_continuations needs non-empty sequences")
         first = torch.log_softmax(logits[0].float(), dim=-1)  # [V]
-        width = max(len(s) for s in sequences)
-        padded = [[*s, *[s[-1]] * (width - len(s))] for s in sequences]  # right padding
-        ids = torch.tensor(padded, device=self.device)  # [K, W]
         layers = getattr(self._cache, "layers", None)
         if self._cache is None or layers is None:
             return [float("-inf")] * len(sequences)
-        # The LM head (262k x 640) runs only at the real positions, not the padding.
-        rows = torch.tensor([r for r, s in enumerate(sequences) for _ in s])
-        cols = torch.tensor([c for s in sequences for c in range(len(s))])
         saved = [dict(vars(layer)) for layer in layers]  # keys, values, lengths
         try:
-            self._cache.batch_repeat_interleave(len(sequences))
-            hidden = self._hidden(ids)  # [K, W, H]
-            logprobs = torch.log_softmax(self._head(hidden[rows, cols]), dim=-1)  # [N, V]
+            hidden = self._tree_hidden(sequences, layers) if self._tree else None
+            if hidden is None:
+                _restore(layers, saved)
+                hidden = self._batched_hidden(sequences)
+            logprobs = torch.log_softmax(self._head(hidden), dim=-1)  # [N, V]
         finally:
-            for layer, state in zip(layers, saved, strict=True):
-                vars(layer).clear()
-                vars(layer).update(state)
+            _restore(layers, saved)
         ends = ends[: logprobs.shape[-1]].to(logprobs.device)
         scores, at = [], 0
         for sequence in sequences:
@@ -440,6 +450,85 @@ class Engine:
             scores.append(total)
             at += len(sequence)
         return scores
+
+    def _batched_hidden(self, sequences: Sequence[Sequence[int]]) -> torch.Tensor:
+        """The sequences as a batch, each on its own copy of the cache (right padding).
+        -> hidden states [N, H] at their real positions (N: all their tokens)."""
+        width = max(len(s) for s in sequences)
+        padded = [[*s, *[s[-1]] * (width - len(s))] for s in sequences]
+        ids = torch.tensor(padded, device=self.device)  # [K, W]
+        rows = torch.tensor([r for r, s in enumerate(sequences) for _ in s])
+        cols = torch.tensor([c for s in sequences for c in range(len(s))])
+        self._cache.batch_repeat_interleave(len(sequences))
+        return self._hidden(ids)[rows, cols]
+
+    def _tree_masks(
+        self, sequences: Sequence[Sequence[int]], layers: Sequence[Any]
+    ) -> dict[str, torch.Tensor] | None:
+        """Attention masks that put every sequence in one row after the cache, each
+        token seeing the cached prefix (within a sliding window where its layer has
+        one) and its own sequence's earlier tokens: a token tree, no cache copies.
+        One mask per layer type, [1, 1, N, cached + N] bool; None where the model
+        does not name its layer types as full or sliding attention (the batch then)."""
+        config = self.model.config.get_text_config()
+        kinds = getattr(config, "layer_types", None)
+        window = getattr(config, "sliding_window", None) or 0
+        if not kinds or len(kinds) != len(layers) or not set(kinds) <= _TREE_LAYER_TYPES:
+            return None
+        if "sliding_attention" in kinds and window <= 0:
+            return None
+        cached = len(self._cached)
+        offsets = torch.tensor([o for s in sequences for o in range(len(s))])
+        owner = torch.tensor([k for k, s in enumerate(sequences) for _ in s])
+        own = (owner[:, None] == owner[None, :]) & (offsets[None, :] <= offsets[:, None])
+        positions = cached + offsets  # [N]
+        masks: dict[str, torch.Tensor] = {}
+        for kind, layer in zip(kinds, layers, strict=True):
+            kept = getattr(layer, "keys", None)
+            if not isinstance(kept, torch.Tensor) or kept.dim() != 4:
+                return None
+            held = kept.shape[-2]  # a sliding layer may hold only the last tokens
+            if kind in masks:
+                if masks[kind].shape[-1] != held + len(offsets):
+                    return None
+                continue
+            if kind == "full_attention":
+                prefix = torch.ones(len(offsets), held, dtype=torch.bool)
+            else:
+                at = torch.arange(cached - held, cached)
+                prefix = at[None, :] > positions[:, None] - window
+            masks[kind] = torch.cat([prefix, own], dim=1)[None, None].to(self.device)
+        return masks
+
+    def _tree_hidden(
+        self, sequences: Sequence[Sequence[int]], layers: Sequence[Any]
+    ) -> torch.Tensor | None:
+        """One forward pass over every sequence's tokens with the tree masks. -> [N, H];
+        None where the masks cannot be built or the model refuses them (the batch then,
+        for the rest of the session)."""
+        base = getattr(self.model, "model", None)
+        if base is None:
+            raise NotImplementedError("score_continuations needs model.model")
+        masks = self._tree_masks(sequences, layers)
+        if masks is None:
+            return None
+        flat = [t for s in sequences for t in s]
+        positions = [len(self._cached) + o for s in sequences for o in range(len(s))]
+        try:
+            out = base(
+                input_ids=torch.tensor([flat], device=self.device),
+                position_ids=torch.tensor([positions], device=self.device),
+                attention_mask=masks,
+                past_key_values=self._cache,
+                use_cache=True,
+            )
+        except (TypeError, ValueError, KeyError, IndexError, RuntimeError) as exc:
+            if isinstance(exc, MemoryError) or "out of memory" in str(exc):
+                raise
+            log.warning("scoring names as a token tree failed (%s); batching them", exc)
+            self._tree = False
+            return None
+        return out.last_hidden_state[0]  # type: ignore[no-any-return]
 
     def _hidden(self, ids: torch.Tensor) -> torch.Tensor:
         """The last hidden states for ``ids`` [B, W] on the cache, without the LM head."""

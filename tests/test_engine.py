@@ -8,6 +8,7 @@ import time
 import pytest
 import torch
 
+from bench.score_names import whole_logprob
 from steerlsp.models.engine import Engine
 from steerlsp.models.precision import use_low_precision_head
 from steerlsp.models.requests import Sampling
@@ -195,3 +196,50 @@ def test_a_looping_model_is_stopped_at_its_third_copy(engine):
     # 24 characters: the shortest run of "node(" the rule takes for a loop.
     assert got.stop == "stop" and got.text == "node(node(node(node(node"
     assert reasons[-1] is Stop.REPETITION and len(reasons) == len(got.token_ids) == 24
+
+
+SEQUENCES = [[5, 6, 7], [5, 6], [8], [9, 10, 11, 12]]  # shared starts, one a prefix
+
+
+@pytest.mark.parametrize("tree", [True, False], ids=["token-tree", "batch"])
+def test_score_continuations_is_each_sequences_own_log_probability(model, tree, monkeypatch):
+    """Past the tiny model's sliding window (8), so its sliding layers hold only the
+    last tokens; the token tree (one row) and the batch (one cache copy per sequence)
+    both give what a pass without a cache gives, and leave the cache as it was."""
+    engine = Engine(model, CharTokenizer())
+    engine._tree = tree
+    if tree:  # the tree must not quietly fall back to the batch
+        monkeypatch.setattr(engine, "_batched_hidden", lambda sequences: pytest.fail("batched"))
+    ends = torch.zeros(len(ALPHABET), dtype=torch.bool)
+    ends[[3, 4, 20]] = True
+    prompt = CharTokenizer().encode("def scale(values, factor): return values.")
+    with torch.inference_mode():
+        logits = engine.prefill(prompt)
+        scores = engine.score_continuations(logits, SEQUENCES, ends)
+        after = engine.decode_step(SEQUENCES[0][0])
+        fresh = model(torch.tensor([[*prompt, SEQUENCES[0][0]]])).logits[0, -1]
+    want = [whole_logprob(model, prompt, s, ends) for s in SEQUENCES]
+    assert scores == pytest.approx(want, abs=1e-4)
+    assert torch.allclose(after[0], fresh, atol=1e-4)  # the cache is left as it was
+    assert engine._tree is tree  # the tree was not refused
+
+
+def test_score_continuations_falls_back_to_a_batch_when_the_tree_is_refused(model, monkeypatch):
+    engine = Engine(model, CharTokenizer())
+    ends = torch.zeros(len(ALPHABET), dtype=torch.bool)
+    ends[3] = True
+    prompt = CharTokenizer().encode("total = price.")
+    with torch.inference_mode():
+        logits = engine.prefill(prompt)
+        want = engine.score_continuations(logits, SEQUENCES, ends)
+        real = model.model.forward
+
+        def refuses_dict_masks(*args, **kwargs):
+            if isinstance(kwargs.get("attention_mask"), dict):
+                raise TypeError("attention_mask must be a tensor")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(model.model, "forward", refuses_dict_masks)
+        got = engine.score_continuations(logits, SEQUENCES, ends)
+    assert got == pytest.approx(want, abs=1e-4)
+    assert engine._tree is False  # the batch from now on
