@@ -40,6 +40,7 @@ bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp
 	PYTHONPATH=. $(PY) bench/decode_bench.py --out bench/results
 	PYTHONPATH=. $(PY) bench/prefix_reuse.py --out bench/results
 	PYTHONPATH=. $(PY) bench/score_names.py --out bench/results
+	PYTHONPATH=. $(PY) bench/score_names.py --context 800 --out bench/results
 	$(PY) bench/proxy_latency.py --requests 1000 --out bench/results
 	PYTHONPATH=. $(PY) bench/completion_bench.py --out bench/results
 	$(PY) bench/keystroke_latency.py --out bench/results

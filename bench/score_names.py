@@ -11,9 +11,13 @@ six identifiers of that solution. Also: how far each path's scores are from a
 pass without a cache over prompt + name (bf16 layers round differently per
 shape, so neither is exact).
 
-Writes OUT/score_names.json and OUT/score_names.png; prints a Markdown table.
+Writes OUT/score_names.json and OUT/score_names.png (``score_names_N`` with
+``--context N``); prints a Markdown table. The batch copies the cache once per
+name, so its cost grows with the prompt: ``--context 800`` puts 800 tokens of
+stdlib code above each prompt, as a longer file would.
 
 Run: PYTHONPATH=. .venv/bin/python bench/score_names.py --out bench/results
+     PYTHONPATH=. .venv/bin/python bench/score_names.py --context 800 --out bench/results
 """
 
 from __future__ import annotations
@@ -60,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=0,
+        help="put this many tokens of stdlib code (textwrap.py) above each prompt, as a "
+        "longer file would (the server's window holds up to 1024)",
+    )
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     args = parser.parse_args(argv)
 
@@ -72,8 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     engine, tokenizer = completer.engine, completer.tokenizer
     ends = completer.vocabulary.index.identifier_break_mask
     rows: list[dict[str, Any]] = []
+    above = _context(tokenizer, args.context)
     for task, text, names in positions(args.positions):
-        ids = tokenizer.encode(text)
+        ids = tokenizer.encode(above + text)
         sequences = [tokenizer.encode(n, add_special_tokens=False) for n in names]
         times: dict[str, list[float]] = {"batch": [], "tree": []}
         scores: dict[str, list[float]] = {}
@@ -116,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         "same_best": sum(r["same_best"] for r in rows),
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "score_names.json").write_text(json.dumps({"summary": summary, "rows": rows}))
-    _plot(rows, args.out / "score_names.png")
+    name = "score_names" if not args.context else f"score_names_{args.context}"
+    (args.out / f"{name}.json").write_text(json.dumps({"summary": summary, "rows": rows}))
+    _plot(rows, args.out / f"{name}.png")
     print()
     print("| path | median ms | max \\|error\\| vs a pass without a cache |")
     print("|---|---|---|")
@@ -128,6 +141,18 @@ def main(argv: list[str] | None = None) -> int:
         f"same best name at {summary['same_best']}/{len(rows)} positions"
     )
     return 0
+
+
+def _context(tokenizer: Any, tokens: int) -> str:
+    """The last ``tokens`` tokens (about) of textwrap.py's source, ending in a newline."""
+    if tokens <= 0:
+        return ""
+    import textwrap
+
+    source = Path(textwrap.__file__).read_text()
+    ids = tokenizer.encode(source, add_special_tokens=False)[-tokens:]
+    text = tokenizer.decode(ids)
+    return text[text.find("\n") + 1 :] + "\n\n"
 
 
 def whole_logprob(model: Any, prompt: list[int], sequence: list[int], ends: Any) -> float:

@@ -36,7 +36,7 @@ class Ranker:
 
     First on each name's first-token log-probability, an upper bound of the
     whole name's: the ``proxy`` ranking. The whole names of the best
-    :data:`SHORTLIST` are then scored in one batched pass, unless the model's
+    :data:`SHORTLIST` are then scored in one pass (a token tree), unless the model's
     favourite already leads and no other shortlisted name shares its first token
     (the pass cannot change the winner then).
     """

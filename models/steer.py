@@ -16,7 +16,7 @@ the decode thread, in named stages:
    - ``interrupt``: place a hint (a comment line above the current line) by
      splicing the KV cache (``models/steer_hints.py``);
    - ``rank``: score the short list by whole-identifier log-probability (one
-     batched pass on the shared cache), intent relevance and metadata;
+     pass on the shared cache, as a token tree), intent relevance and metadata;
    - ``walk``: build the processors (:mod:`models.candidates`) that steer the
      identifier token by token along the chosen names;
    - ``trace``: record every token whose choice the steering changed.
