@@ -312,10 +312,19 @@ def static_deprecations(task: Task, completion: str, python: Path) -> list[str]:
         except Exception:  # Jedi's own failures: the name is not counted
             continue
         for definition in definitions:
-            path, at = definition.module_path, definition.line
-            if path is None or at is None or not str(path).endswith((".py", ".pyi")):
-                continue
-            for deprecated in reader.definitions(path):
-                if at - 1 in (deprecated.line, deprecated.first_line):
-                    found.add(f"{definition.module_name}.{deprecated.name}")
+            name = deprecated_definition(definition, reader)
+            if name is not None:
+                found.add(f"{definition.module_name}.{name}")
     return sorted(found)
+
+
+def deprecated_definition(definition: Any, reader: Any) -> str | None:
+    """The name of Jedi's ``definition`` if steerlsp's static reader (a
+    ``DeprecationCache``) finds it deprecated at its line, else None."""
+    path, at = definition.module_path, definition.line
+    if path is None or at is None or not str(path).endswith((".py", ".pyi")):
+        return None
+    for deprecated in reader.definitions(path):
+        if at - 1 in (deprecated.line, deprecated.first_line):
+            return str(deprecated.name)
+    return None

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -47,7 +48,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.evaltasks import Task, load_tasks, venv_for
+from bench.evaltasks import Task, deprecated_definition, load_tasks, venv_for
+from steerlsp.models.deprecation import DeprecationCache
 from steerlsp.models.requests import CompletionOptions, SteeringOptions
 
 # The configurations compared, side by side at each position. Add rows here.
@@ -485,7 +487,45 @@ def _measure_one(
         }
         if traces:  # the whole explain trace, to read why a position went wrong
             row.results[name]["trace"] = trace
+    written = {r["written"] for r in row.results.values() if r.get("written")}
+    deprecated = deprecated_names(position, written)
+    for result in row.results.values():
+        result["deprecated"] = result.get("written", "") in deprecated
     return row
+
+
+def deprecated_names(position: Position, names: set[str]) -> set[str]:
+    """Which of ``names``, written right after the position's ``.``, name a deprecated
+    API: Jedi (with the position's interpreter) resolves the attribute, and a
+    definition counts when steerlsp's static reader (``models/deprecation.py``: PEP
+    702, warnings in the body, docstrings) finds it deprecated at its line. Nothing
+    is imported or run."""
+    import jedi
+
+    found: set[str] = set()
+    environment = _environment(position.python)
+    for name in sorted(names):
+        code = position.prefix + name + position.suffix
+        line = position.prefix.count("\n") + 1
+        column = len(position.prefix) - (position.prefix.rfind("\n") + 1) + len(name) - 1
+        try:
+            script = jedi.Script(code, path=position.document, environment=environment)
+            definitions = script.goto(line, column, follow_imports=True)
+        except Exception:  # Jedi's own failures: the name is not counted
+            continue
+        if any(deprecated_definition(d, _DEPRECATIONS) for d in definitions):
+            found.add(name)
+    return found
+
+
+@functools.cache
+def _environment(python: str) -> Any:
+    import jedi
+
+    return jedi.create_environment(python, safe=False)
+
+
+_DEPRECATIONS = DeprecationCache()
 
 
 def _oracle(host: Any, document: Path, position: Position) -> dict[str, Any]:
@@ -559,7 +599,7 @@ def summarize(rows: list[Row], names: list[str]) -> dict[str, Any]:
         median = _median_latency(rows, name)
         entry["median_latency_ms"] = median
         entry["latency_ratio"] = round(median / baseline, 2) if median and baseline else None
-        for key in ("queries", "timeouts", "interrupts", "changed", "errors"):
+        for key in ("queries", "timeouts", "interrupts", "changed", "errors", "deprecated"):
             entry[key] = sum(r.results[name].get(key, 0) for r in done)
         summary["configs"][name] = entry
     summary["kinds"] = {
@@ -606,11 +646,13 @@ def report(summary: dict[str, Any], names: list[str], meta: dict[str, Any]) -> s
         f"({meta['task_positions']} from task solutions, {meta['third_party_positions']} "
         f"third-party; {meta['private_skipped']} private names skipped in the files sampled). "
         f"Model output: the identifier written right after the `.`, {MAX_NEW_TOKENS} tokens. "
-        "*in list*: accuracy where the analysis offers the real name.",
+        "*in list*: accuracy where the analysis offers the real name. *deprecated written*: "
+        "positions where the name written resolves (Jedi) to a definition steerlsp's static "
+        "reader finds deprecated.",
         "",
         "| config | " + " | ".join(GROUPS) + " | in list | median ms | vs unsteered | "
-        "queries | timeouts | interrupts | errors |",
-        "|---" * (len(GROUPS) + 8) + "|",
+        "queries | timeouts | interrupts | errors | deprecated written |",
+        "|---" * (len(GROUPS) + 9) + "|",
     ]
     for name in names:
         entry = summary["configs"][name]
@@ -620,14 +662,15 @@ def report(summary: dict[str, Any], names: list[str], meta: dict[str, Any]) -> s
             + " | ".join(_cell(entry[g]) for g in GROUPS)
             + f" | {_cell(entry['in_list'])} | {entry['median_latency_ms']} | "
             + f"{ratio if ratio is not None else '-'} | {entry['queries']} | "
-            + f"{entry['timeouts']} | {entry['interrupts']} | {entry['errors']} |"
+            + f"{entry['timeouts']} | {entry['interrupts']} | {entry['errors']} | "
+            + f"{entry['deprecated']} |"
         )
     oracle = summary["oracle"]
     lines.append(
         "| oracle (name in list) | "
         + " | ".join(_cell(oracle[g]) for g in GROUPS)
         + " |"
-        + " |" * 7
+        + " |" * 8
     )
     lines += ["", "By kind:", "", "| kind | oracle | " + " | ".join(names) + " |"]
     lines.append("|---" * (len(names) + 2) + "|")

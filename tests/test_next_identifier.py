@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -162,6 +163,31 @@ def test_summary_and_report():
     text = nid.report(summary, ["unsteered", "ranked"], meta)
     assert "| ranked | 100% (1/1) |" in text
     assert "| oracle (name in list) |" in text
+    assert summary["configs"]["unsteered"]["deprecated"] == 1  # ``dict`` on pydantic 2
+    assert text.splitlines()[6].endswith("| 1 |")  # unsteered's row: deprecated written
+
+
+PROFILE = """from pydantic import BaseModel
+
+
+class Profile(BaseModel):
+    name: str
+
+
+def payload(profile: Profile) -> dict:
+    return profile."""
+
+
+def test_a_deprecated_name_written_is_found_statically(tmp_path: Path):
+    """pydantic 2's ``BaseModel.dict`` warns it is deprecated in its body; Jedi resolves
+    ``profile.dict`` with steerlsp's own interpreter, where pydantic 2 is installed."""
+    document = tmp_path / "profile.py"
+    position = nid.Position(
+        "p:1", "task", "changed", "t", PROFILE, "()\n", "model_dump", str(tmp_path),
+        sys.executable, str(document), "profile.py",
+    )  # fmt: skip
+    names = {"dict", "model_dump", "json", "name", "not_a_member"}
+    assert nid.deprecated_names(position, names) == {"dict", "json"}
 
 
 def _position(position_id: str) -> nid.Position:
@@ -183,5 +209,6 @@ def _row(position_id: str, kind: str, truth: str, oracle: bool, **written: str) 
             "timeouts": 0,
             "interrupts": 0,
             "changed": 0,
+            "deprecated": text == "dict",
         }
     return row
