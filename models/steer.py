@@ -434,6 +434,10 @@ class Steerer:
         if not items:
             self.trace.notes.append(f"no completion item continues {typed!r}")
             return logits
+        if not typed.startswith("_") and all(_dunder(c.name) for c in items):
+            # ``object``'s members alone: Jedi did not infer the receiver's type.
+            self.trace.notes.append("only dunders listed: the receiver's type is unknown")
+            return logits
         context = self._line_context()
         trie = CandidateTrie.in_context(
             [c.name[len(typed) :] for c in items],
@@ -719,5 +723,9 @@ def _static(found: list[CompletionCandidate]) -> bool:
     """Whether the receiver's members look statically known: a list with some name of
     its own (only ``object``'s dunders means Jedi did not infer the type) and without
     ``__getattr__`` (which makes any name possible)."""
-    own = any(not (c.name.startswith("__") and c.name.endswith("__")) for c in found)
+    own = any(not _dunder(c.name) for c in found)
     return own and not any(c.name == "__getattr__" for c in found)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")

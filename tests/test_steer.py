@@ -118,6 +118,7 @@ class Call:
 
     held: int
     rows: list[list[int]]
+    tree: bool = False  # one row of several sequences, kept apart by attention masks
 
 
 @dataclass
@@ -157,8 +158,10 @@ class Mirror:
 
 
 class ScriptedBase(nn.Module):
-    """The base model for batched scoring: real layers on the real cache; its "hidden
-    states" are the script's logits, which the identity head passes through."""
+    """The base model for scoring names whole: real layers on the real cache; its
+    "hidden states" are the script's logits, which the identity head passes through.
+    A token tree (attention masks per layer type) is read as the masks say: each
+    token sees the cached prefix and the tokens of its row its mask lets it see."""
 
     def __init__(self, base: nn.Module, mirror: Mirror) -> None:
         super().__init__()
@@ -168,8 +171,18 @@ class ScriptedBase(nn.Module):
     def forward(self, input_ids: torch.Tensor, past_key_values: Any = None, **kwargs: Any) -> Any:
         # input_ids: [B, W] -> last_hidden_state [B, W, V]
         prefix, rows = self.mirror.fed(input_ids, past_key_values)
+        masks = kwargs.get("attention_mask")
         out = self.base(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
-        out.last_hidden_state = self.mirror.scripted(prefix, rows, input_ids.shape[1])
+        if isinstance(masks, dict):
+            self.mirror.calls[-1].tree = True
+            own = next(iter(masks.values()))[0, 0, :, -input_ids.shape[1] :]  # [W, W] bool
+            (row,) = rows
+            seen = [[t for t, sees in zip(row, line, strict=True) if sees] for line in own.tolist()]
+            out.last_hidden_state = torch.stack(
+                [self.mirror.script.logits(prefix + s) for s in seen]
+            )[None]
+        else:
+            out.last_hidden_state = self.mirror.scripted(prefix, rows, input_ids.shape[1])
         return out
 
 
@@ -418,14 +431,17 @@ def test_the_walk_boosts_a_dynamic_receivers_name_but_lets_a_sure_model_escape(
     assert walk["wrote"] == ("update" if wrote == RIGHT[len(HEAD) :] else None)
 
 
-def test_a_list_of_dunders_only_is_not_static_so_an_unlisted_name_is_written(inner, pool):
+@pytest.mark.parametrize("sure", [0.999, 0.9])
+def test_a_list_of_dunders_only_is_not_steered_toward(inner, pool, sure):
     """Only ``object``'s dunders: Jedi did not infer the receiver's type (a dynamic
-    attribute), so nothing is masked and the model's sure name passes."""
-    script = Script({HEAD + ".active\n": 0.999, HEAD + ".__dict__\n": 0.001})
+    attribute), so there is nothing to walk toward, and the model's name passes even
+    where a boost of 7 nats would have overturned it (9 to 1)."""
+    script = Script({HEAD + ".active\n": sure, HEAD + ".__dict__\n": 1 - sure})
     analysis = completions(method("__dict__"), method("__class__"), method("__repr__"))
     run = steered(inner, script, HEAD, analysis, pool)
     assert run.text == ".active\n"
-    assert run.trace["walks"][0]["mode"] == "boost"
+    assert run.trace["walks"] == []
+    assert "only dunders listed: the receiver's type is unknown" in run.trace["notes"]
 
 
 def test_the_rankers_choice_is_followed_over_the_models_first_token(inner, pool):
@@ -442,12 +458,13 @@ def test_the_rankers_choice_is_followed_over_the_models_first_token(inner, pool)
     assert ranking["intent"] == "update_record" and ranking["scored"] == 2
     top = {entry["name"]: entry for entry in ranking["top"]}
     assert ranking["top"][0]["name"] == "update" and top["update"]["relevance"] == 1.0
-    # Whole-identifier log-probabilities from the one batched pass: each name's first
-    # character, then certainty, then "(" (an identifier end) with certainty.
+    # Whole-identifier log-probabilities from the one scoring pass (a token tree of both
+    # names): each name's first character, then certainty, then "(" (an identifier
+    # end) with certainty.
     assert top["items"]["logprob"] == pytest.approx(math.log(0.55), abs=1e-3)
     assert top["update"]["logprob"] == pytest.approx(math.log(0.45), abs=1e-3)
-    batched = [call for call in run.mirror.calls if len(call.rows) > 1]
-    assert len(batched) == 1 and len(batched[0].rows) == 2
+    (tree,) = [call for call in run.mirror.calls if call.tree]
+    assert TOKENIZER.decode(tree.rows[0]) == "updateitems"  # the shortlist, best first
     assert run.trace["walks"][0]["followed"] == ["update"]
 
 
