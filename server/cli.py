@@ -9,7 +9,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable, MutableMapping, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 from steerlsp import __version__
 from steerlsp.server import config
@@ -174,14 +174,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.tcp:
             code = _serve_tcp(args.tcp, options)
         else:
-            stdout = sys.stdout.buffer
-            writer = ClientWriter(stdout.write, stdout.flush)
+            stream = reserve_stdout()
+            writer = ClientWriter(stream.write, stream.flush)
             code = asyncio.run(serve(lambda n: os.read(0, n), 0, writer, options))
     except KeyboardInterrupt:
         code = 1
     logging.shutdown()
     # Worker threads may still be busy; they must not keep the process alive.
     os._exit(code)
+
+
+def reserve_stdout() -> BinaryIO:
+    """The editor's stream, kept for :class:`ClientWriter` alone: file descriptor 1 is
+    duplicated to a private one, then pointed at stderr, with ``sys.stdout``.
+
+    A stray ``print`` in the process (a library's progress line, a debugging
+    leftover) or a child process that inherits descriptor 1 would otherwise write
+    between frames: unframed bytes, maybe a NUL, that the editor reads as protocol.
+    Now they land in the log, and every byte to the editor passes the writer's guard.
+    """
+    sys.stdout.flush()
+    private = os.dup(1)  # not inherited by children (PEP 446)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(private, "wb")
 
 
 def _serve_tcp(address: str, options: UpstreamOptions) -> int:
