@@ -524,7 +524,7 @@ class Engine:
                 use_cache=True,
             )
         except (TypeError, ValueError, KeyError, IndexError, RuntimeError) as exc:
-            if isinstance(exc, MemoryError) or "out of memory" in str(exc):
+            if "out of memory" in str(exc):  # torch's OutOfMemoryError: the caller's to handle
                 raise
             log.warning("scoring names as a token tree failed (%s); batching them", exc)
             self._tree = False

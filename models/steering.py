@@ -109,7 +109,9 @@ class CommentRuns:
         if limit < 0:
             raise ValueError(f"CommentRuns needs a limit >= 0, got {limit!r}")
         self.texts = vocabulary.texts
-        self.starts, self.opens = vocabulary.index.comment_masks  # [V] bool each
+        starts, opens = vocabulary.index.comment_masks  # [V] bool each
+        # What each state forbids, moved to the scores' device once.
+        self._forbid = {"line start": starts | opens, "new comment line": opens}
         self.line_prefix = line_prefix
         self.limit = limit
         self._prompt: int | None = None
@@ -119,22 +121,24 @@ class CommentRuns:
         if self._prompt is None:
             self._prompt = input_ids.shape[-1]  # first called before any token is taken
         generated = "".join(self.texts[i] for i in input_ids[0, self._prompt :].tolist())
-        mask = self._mask(*comment_run(self.line_prefix + generated))
-        if mask is None:
+        forbid = self._forbidden(*comment_run(self.line_prefix + generated))
+        if forbid is None:
             return scores
+        mask = self._forbid[forbid]
+        if mask.device != scores.device:
+            mask = self._forbid[forbid] = mask.to(scores.device)
         width = min(scores.shape[-1], mask.shape[-1])
         out = scores.clone()
-        out[:, :width] = out[:, :width].masked_fill(mask[:width].to(scores.device), float("-inf"))
+        out[:, :width] = out[:, :width].masked_fill(mask[:width], float("-inf"))
         return out
 
-    def _mask(self, run: int, line: str) -> torch.Tensor | None:
-        """The tokens to forbid after ``run`` comment lines in a row above a ``line``."""
+    def _forbidden(self, run: int, line: str) -> str | None:
+        """What to forbid after ``run`` comment lines in a row above a ``line``: a
+        comment at the line's start, or a token that starts a new comment line."""
         if line == "blank" and run >= self.limit:
-            return self.starts | self.opens
-        if line == "comment" and run + 1 >= self.limit:
-            return self.opens
-        if line == "code" and self.limit == 0:
-            return self.opens
+            return "line start"
+        if (line == "comment" and run + 1 >= self.limit) or (line == "code" and self.limit == 0):
+            return "new comment line"
         return None
 
 
