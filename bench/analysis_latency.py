@@ -1,7 +1,7 @@
 """Latency of the private analysis instance's ``completions_at`` at ``obj.`` positions.
 
 At every attribute access (``name.attr``) in the files of a project (default
-``tests/workspace/shop``), the speculative text is the file with the
+the example project), the speculative text is the file with the
 attribute's name removed and the offset right after the ``.``: the moment the
 decode loop asks. Each round uses a new document version, so no answer comes
 from the cache, and every question but the first per file is a ranged
@@ -87,7 +87,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--project", default=str(ROOT / "tests" / "workspace" / "shop"))
+    parser.add_argument("--project", default=str(ROOT / "steerlsp" / "example" / "project"))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-resolve", dest="resolve", action="store_false")
     parser.add_argument("--json", help="write every sample here")

@@ -6,9 +6,9 @@ typed-ahead cache when the text typed since a finished suggestion begins it,
 otherwise generated in the background (the list is ``isIncomplete`` meanwhile,
 so the editor asks again), never waited for.
 
-A scripted client types like Helix into the functions of a copy of
-``tests/workspace/shop``: each function's body (docstring included) is removed,
-and typed back at ``--cps`` characters a second, Enter with auto-indent as one
+A scripted client types like Helix into the functions of a copy of the example
+project (``steerlsp/example/project``): each function's body (docstring included) is
+removed, and typed back at ``--cps`` characters a second, Enter with auto-indent as one
 keystroke; after each keystroke an incremental ``didChange`` and a
 ``textDocument/completion`` at the cursor, without waiting for the reply. The
 same keystrokes go at the same moments to steerlsp (the embedded model, the
@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
 from bench.lspbench import LspClient
 
 REPO = Path(__file__).resolve().parents[1]
-SHOP = REPO / "tests" / "workspace" / "shop"
+SHOP = REPO / "steerlsp" / "example" / "project"
 STEERLSP = [sys.executable, "-m", "steerlsp"]
 PYLSP = [sys.executable, "-I", "-m", "pylsp"]  # as steerlsp starts its upstream
 AI_DETAIL = "steerlsp AI suggestion"

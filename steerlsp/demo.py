@@ -1,7 +1,7 @@
 """Play a short editor session through steerlsp and print what an editor would show.
 
 Run ``python -m steerlsp.demo [PROJECT_DIR]`` (default: a copy of the example project
-shipped as ``steerlsp.example``, ``tests/workspace/shop`` in a checkout).
+shipped as ``steerlsp.example``, in ``steerlsp/example/project`` of a checkout).
 steerlsp is started over stdio with pygls' ``LanguageClient``; each step sends
 what an editor would send and renders the reply as text: a hover box, a
 completion menu, diagnostics with squiggles. Steps are the async functions in
@@ -476,11 +476,10 @@ async def main_async(root: Path) -> int:
 
 
 def example_project() -> Path:
-    """The example project shipped with steerlsp (``steerlsp.example``: in a checkout,
-    ``tests/workspace/shop`` itself; in an installed wheel, its copy in the package)."""
-    import steerlsp.example.shop as shop
+    """The example project shipped with steerlsp (``steerlsp.example``)."""
+    from steerlsp import example
 
-    return Path(shop.__file__).resolve().parents[1]
+    return example.project()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from steerlsp import example
 from tests.rawclient import RawClient
 
-SHOP = Path(__file__).resolve().parent / "workspace" / "shop"
+SHOP = example.project()
 
 StartRaw = Callable[[list[str]], Awaitable[RawClient]]
 

@@ -1,4 +1,4 @@
-"""The private analysis instance against real pylsp and tests/workspace/shop (no model).
+"""The private analysis instance against real pylsp and the example project (no model).
 
 The decode thread's calls are synchronous, so each test asks from a worker
 thread (``asyncio.to_thread``) while the test's event loop runs the instance.
@@ -9,17 +9,18 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pygls.uris import from_fs_path
 
+from steerlsp import example
 from steerlsp.models.analysis import AnalysisTimeout, DefinitionSource
 from steerlsp.server.analysis import AnalysisInstance
 from steerlsp.server.connection import Headless
+from tests.rawclient import FAKE_UPSTREAM
 
-SHOP = Path(__file__).resolve().parent / "workspace" / "shop"
+SHOP = example.project()
 REPORT = SHOP / "shop" / "report.py"
 URI = from_fs_path(str(REPORT)) or ""
 # The editor's document plus what the model wrote: a function that uses a Price.
@@ -178,5 +179,38 @@ async def test_documentation_that_misses_the_budget_serves_the_next_question():
         )
         documentation = {c.name: c.documentation for c in later}["with_vat"]
         assert documentation == "Return this price with value-added tax applied."
+    finally:
+        await analysis.stop()
+
+
+async def test_a_stuck_instance_is_restarted_and_reported():
+    """pylsp blocked for good on a read (a FIFO, before the file guard): every question
+    timed out from then on, the instance was never restarted, and status said running."""
+    analysis = AnalysisInstance(
+        asyncio.get_running_loop(),
+        root_uri=lambda: from_fs_path(str(SHOP)),
+        command=[*FAKE_UPSTREAM, "--freeze-on", "textDocument/completion"],
+        backoff=(0.05,),
+        stuck_after=1.0,
+    )
+    try:
+        doc = analysis.document(URI, 1)
+        pid = None
+        for round_ in range(60):  # questions time out until the silence is long enough
+            text = f"import os\nx{round_} = os."
+            with pytest.raises(AnalysisTimeout):
+                await asyncio.to_thread(doc.completions_at, text, len(text), timeout=0.1)
+            pid = pid or analysis.status().get("pid")
+            if analysis.stuck_restarts:
+                break
+            await asyncio.sleep(0.1)
+        status = analysis.status()
+        assert status["stuck_restarts"] == 1 and status["timeouts"] >= 3
+        for _ in range(100):
+            status = analysis.status()
+            if status["restarts"] == 1 and status["pid"] not in (None, pid):
+                break
+            await asyncio.sleep(0.05)
+        assert status["restarts"] == 1 and status["pid"] not in (None, pid)
     finally:
         await analysis.stop()

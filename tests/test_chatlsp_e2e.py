@@ -1,6 +1,6 @@
 """The ChatLSP methods through the real steerlsp over stdio, with real pylsp upstream.
 
-A copy of tests/workspace/shop gets a half-written ``checkout.py``: the cursor
+A copy of the example project gets a half-written ``checkout.py``: the cursor
 sits at ``return `` in a function annotated ``-> Price``. Each method answers
 about that hole, as a request and as the ``steerlsp.*`` command an editor
 keybinding would run. The llmCompletion tests load the embedded model.

@@ -1,6 +1,6 @@
 """Emacs, when it is on PATH (Debian: apt-get install emacs-nox elpa-eglot): batch
 sessions load the shipped editor-configs/emacs/steerlsp.el, start steerlsp on a copy
-of tests/workspace/shop, and check what a user gets.
+of the example project, and check what a user gets.
 
 Eglot has no inline completion, so the AI suggestion is the "✨" item that steerlsp
 adds to textDocument/completion once the model is ready; the session asks again

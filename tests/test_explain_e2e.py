@@ -1,7 +1,7 @@
 """Steered completions and ``steerlsp/explain``, through the real server.
 
 The end-to-end tests drive the real ``steerlsp`` over stdio with the embedded
-model and real pylsp on a copy of tests/workspace/shop. At ``return cart``
+model and real pylsp on a copy of the example project. At ``return cart``
 (Jedi knows ``cart`` is a ``shop.cart.Cart``) the model writes the dot, and
 the name after it must be steered along pylsp's completion items; explain
 must say so. Three real-model completions in all: each costs seconds.

@@ -3,13 +3,12 @@ figure (a) counts what a Helix user would see."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from bench.helix_fallback import Editor, Sample, right, shown_within, targets
+from steerlsp import example
 
-SHOP = Path(__file__).resolve().parent / "workspace" / "shop"
+SHOP = example.project()
 
 
 def test_typing_the_keystrokes_back_restores_every_function():

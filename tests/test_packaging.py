@@ -78,7 +78,8 @@ def test_the_demo_runs_from_an_installed_wheel(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = wheels.glob("steerlsp-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert {"steerlsp/example/shop/cart.py", "steerlsp/example/shop/report.py"} <= set(names)
+    shipped = {"steerlsp/example/project/shop/cart.py", "steerlsp/example/project/shop/report.py"}
+    assert shipped <= set(names)
     assert not [n for n in names if n.split("/")[0] in ("server", "models", "prompts", "tests")]
     installed = subprocess.run(
         [

@@ -17,9 +17,10 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from steerlsp import example
 from tests.oracle import in_utf16
 
-SHOP = Path(__file__).resolve().parent / "workspace" / "shop"
+SHOP = example.project()
 CART = SHOP / "shop" / "cart.py"
 REPORT = SHOP / "shop" / "report.py"
 PRICING = SHOP / "shop" / "pricing.py"

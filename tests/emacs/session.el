@@ -4,7 +4,7 @@
 ;;   emacs --batch -l tests/emacs/session.el
 ;; with STEERLSP_EL (the shipped editor-configs/emacs/steerlsp.el), STEERLSP_CMD
 ;; (the server command as a JSON array), STEERLSP_ROOT (a copy of
-;; tests/workspace/shop), STEERLSP_OUT (where the facts go, as JSON) and
+;; the example project), STEERLSP_OUT (where the facts go, as JSON) and
 ;; STEERLSP_MODEL_TIMEOUT (seconds).  Everything goes through Eglot's own
 ;; connection; the completion items through Eglot's completion-at-point.
 

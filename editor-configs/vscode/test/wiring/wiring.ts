@@ -5,7 +5,7 @@
 //
 //   node out/test/wiring/wiring.js --command '["steerlsp"]' --root DIR [--model]
 //
-// DIR is a copy of tests/workspace/shop. With --model it also waits for the model
+// DIR is a copy of the example project (steerlsp/example/project). With --model it also waits for the model
 // and asks for an inline completion. Prints one JSON line of facts; exits 1 on failure.
 
 import assert from 'node:assert/strict';
