@@ -37,13 +37,13 @@ import ast
 import dataclasses
 import os
 import re
-import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from steerlsp import guard
 from steerlsp.models.deprecation_text import deprecation_notice, identifier_in, replacement_in
 
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
@@ -141,26 +141,9 @@ def _lookup(
 
 
 def read_source(path: str | os.PathLike[str], limit: int = MAX_SOURCE_BYTES) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes, else None.
-
-    Opened non-blocking and checked on the open descriptor, so a FIFO or a
-    device swapped in after a stat can neither block nor be read.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            data = stream.read(limit + 1)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes, else None
+    (a FIFO or a device can neither block nor be read: :func:`steerlsp.guard.read_regular`)."""
+    return guard.read_regular(path, limit)
 
 
 class DeprecationCache:

@@ -266,6 +266,7 @@ def _sandboxed(command: list[str], stdin: bytes, cwd: str, timeout: float) -> by
     on a timeout. Raises OSError when it cannot be started."""
     env = {k: os.environ[k] for k in _KEPT_ENVIRONMENT if k in os.environ}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # for the record: -I ignores it, -B does the work
+    env["PYTHONSAFEPATH"] = "1"  # what it starts in turn keeps the working directory off too
     process = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,

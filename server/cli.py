@@ -11,8 +11,8 @@ import sys
 from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any, BinaryIO
 
-from steerlsp import __version__
-from steerlsp.server import config
+from steerlsp import __version__, guard
+from steerlsp.server import config, isolation
 from steerlsp.server.analysis import AnalysisInstance
 from steerlsp.server.chatlsp.service import ChatLsp
 from steerlsp.server.completion_menu import CompletionMenu
@@ -170,18 +170,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Worker threads (the model, later) hold the GIL in bursts; a short switch
     # interval keeps the event loop's forwarding latency well under 1 ms.
     sys.setswitchinterval(0.0001)
+    isolation.protect_self()
+    guard.install(base.upstream.max_document_bytes)  # Jedi and parso in ChatLSP
     try:
         if args.tcp:
             code = _serve_tcp(args.tcp, options)
         else:
             stream = reserve_stdout()
+            editor = reserve_stdin()
             writer = ClientWriter(stream.write, stream.flush)
-            code = asyncio.run(serve(lambda n: os.read(0, n), 0, writer, options))
+            code = asyncio.run(serve(lambda n: os.read(editor, n), editor, writer, options))
     except KeyboardInterrupt:
         code = 1
+    isolation.cleanup()
     logging.shutdown()
     # Worker threads may still be busy; they must not keep the process alive.
     os._exit(code)
+
+
+def reserve_stdin() -> int:
+    """The editor's input, kept for the reader alone: file descriptor 0 is duplicated to
+    a private one (not inherited), then pointed at ``/dev/null``.
+
+    Otherwise a child started without its own stdin would hold the editor's pipe,
+    and anything in this process that opens ``/dev/stdin`` (Jedi following a
+    workspace symlink) would read the editor's messages away from the reader.
+    """
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return private
 
 
 def reserve_stdout() -> BinaryIO:

@@ -20,6 +20,7 @@ from typing import Any
 
 from pygls.uris import to_fs_path
 
+from steerlsp import guard
 from steerlsp.server.positions import (
     Lines,
     convert_columns,
@@ -35,7 +36,6 @@ from steerlsp.server.text import DocumentText
 MAX_FILE_BYTES = 4 << 20
 # What the cache of files read from disk may hold, in (estimated) bytes.
 DISK_CACHE_BYTES = 32 << 20
-_READ_BLOCK = 1 << 20
 _ENTRY_BYTES = 256  # a cache entry's own cost: its path, key and slot
 # LSP lines end at \n, \r\n or \r only (str.splitlines also splits on \f, \u2028, ...).
 _EOL = re.compile(r"\r\n|\r|\n")
@@ -276,25 +276,10 @@ def read_disk_lines(path: str, client: str, upstream: str) -> DiskLines | None:
     that is pure ASCII (or, between UTF-16 and code points, has no astral
     character), which is nearly every line of a file that large.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError):
+    read = guard.read_head(path, MAX_FILE_BYTES + 1)  # one byte more: a file past the cap
+    if read is None:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        chunks: list[bytes] = []
-        left = MAX_FILE_BYTES + 1  # one byte more tells a file at the cap from a longer one
-        while left > 0 and (chunk := os.read(fd, min(left, _READ_BLOCK))):
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
+    data, info = read
     cut = len(data) > MAX_FILE_BYTES
     if cut:
         end = max(data.rfind(b"\n", 0, MAX_FILE_BYTES), data.rfind(b"\r", 0, MAX_FILE_BYTES))

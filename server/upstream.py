@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
-import site
-import sys
+import signal
 from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from steerlsp.server import isolation
 from steerlsp.server.framing import FrameDecoder, FramingError, encode_frame
 
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 16
+# How often the resident memory of a running upstream is compared with its limit.
+MEMORY_CHECK_SECONDS = 1.0
 # Longest stderr line logged in full; the rest of a longer one is cut.
 _STDERR_LOG_LINE = 4096
 
@@ -40,13 +41,19 @@ class UpstreamProcess:
         command: list[str],
         on_message: Callable[[UpstreamProcess, dict[str, Any]], None],
         on_exit: Callable[[UpstreamProcess, int | None], None],
+        *,
+        memory_limit_mb: int | None = None,
     ) -> None:
+        """``memory_limit_mb``: the most memory it may use (None: no limit); see
+        :meth:`limit_memory`."""
         self.command = command
         self._on_message = on_message
         self._on_exit = on_exit
         self._proc: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.stopping = False
+        self.memory_limit_mb = memory_limit_mb
+        self.out_of_memory = False  # it exited (or was killed) at its memory limit
 
     @property
     def pid(self) -> int | None:
@@ -68,17 +75,54 @@ class UpstreamProcess:
                 # Its own process group: a Ctrl-C in the editor's terminal
                 # reaches steerlsp, which then stops the upstream in order.
                 start_new_session=True,
+                # Not the workspace, and PYTHONSAFEPATH for whatever it starts in turn.
+                cwd=isolation.neutral_cwd(),
+                env=isolation.child_env(),
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             raise UpstreamMissing(f"{self.command[0]!r}: {exc.strerror or exc}") from exc
         except OSError as exc:
             raise UpstreamMissing(f"{self.command[0]!r}: {exc}") from exc
         log.info("upstream started: pid %s", self._proc.pid)
+        self.limit_memory(self.memory_limit_mb)
         self._tasks = [
             asyncio.create_task(self._read_stdout()),
             asyncio.create_task(self._drain_stderr()),
             asyncio.create_task(self._wait()),
+            asyncio.create_task(self._watch_memory()),
         ]
+
+    def limit_memory(self, limit_mb: int | None) -> None:
+        """Hold the process to ``limit_mb`` MiB from now on (None: no limit).
+
+        Its resident memory is checked every :data:`MEMORY_CHECK_SECONDS`, and a
+        process past the limit is killed (then restarted like a crashed one). The
+        default pylsp also gets it as its address-space limit, which no allocation
+        can pass: it exits with :data:`~steerlsp.server.isolation.MEMORY_EXIT` at
+        the first refused one. Another command may reserve far more address space
+        than it uses (a JavaScript engine does), so only its resident memory counts.
+        """
+        self.memory_limit_mb = limit_mb
+        if self._proc is not None and isolation.is_guarded(self.command):
+            isolation.limit_memory(self._proc.pid, limit_mb)
+
+    async def _watch_memory(self) -> None:
+        assert self._proc is not None
+        proc = self._proc
+        while proc.returncode is None:
+            await asyncio.sleep(MEMORY_CHECK_SECONDS)
+            limit = self.memory_limit_mb
+            rss = isolation.rss_mb(proc.pid) if limit is not None else None
+            if limit is not None and rss is not None and rss > limit and not self.stopping:
+                log.warning(
+                    "upstream pid %s uses %.0f MiB, over its limit of %d MiB; restarting it",
+                    proc.pid,
+                    rss,
+                    limit,
+                )
+                self.out_of_memory = True
+                self.kill()
+                return
 
     def send(self, message: dict[str, Any]) -> bool:
         """Write one message. Returns False when the process cannot take it."""
@@ -109,8 +153,11 @@ class UpstreamProcess:
             await proc.wait()
 
     def kill(self) -> None:
-        """Kill the process immediately (used at interpreter exit)."""
+        """Kill the process and its group (what it started: pylint and black runs, Jedi's
+        subprocess) at once; it leads a session of its own."""
         if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 self._proc.kill()
 
@@ -177,6 +224,11 @@ class UpstreamProcess:
     async def _wait(self) -> None:
         assert self._proc is not None
         code = await self._proc.wait()
+        if code == isolation.MEMORY_EXIT:
+            self.out_of_memory = True
+        # What it started and left running (a pylint run) goes with it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
         # Let the reader deliver what the process wrote before it died.
         await asyncio.gather(*self._tasks[:2], return_exceptions=True)
         log.log(
@@ -188,14 +240,6 @@ class UpstreamProcess:
         self._on_exit(self, code)
 
 
-# Runs pylsp with its own install directory added as a site dir: the one
-# case where -I would hide it (a user-site or PYTHONPATH install).
-_BOOTSTRAP = (
-    "import site, sys; site.addsitedir(sys.argv.pop(1)); "
-    "from pylsp.__main__ import main; sys.exit(main())"
-)
-
-
 def stderr_line(head: bytes, length: int) -> str:
     """A stderr line for the log, from its first bytes and its full length."""
     text = head.decode("utf-8", "replace").rstrip()
@@ -205,35 +249,6 @@ def stderr_line(head: bytes, length: int) -> str:
 
 
 def default_command() -> list[str]:
-    """pylsp from the same environment as steerlsp, isolated from the working directory.
-
-    Editors start language servers in the project root, and ``python -m``
-    puts the working directory first on ``sys.path``: a ``ujson.py`` or
-    ``numpy.py`` in the project would then run inside pylsp. ``-I`` keeps the
-    working directory (and ``PYTHONPATH``, whose empty entries also mean the
-    working directory) off the path; pylsp still gets the editor's root from
-    ``initialize``. Jedi resolves the project's imports in its own
-    subprocess, so isolation changes no completion.
-    """
-    home = _pylsp_home()
-    if home is None:
-        return [sys.executable, "-I", "-m", "pylsp"]
-    return [sys.executable, "-I", "-c", _BOOTSTRAP, home]
-
-
-def _pylsp_home() -> str | None:
-    """The directory pylsp is imported from, when only ``-I`` would hide it."""
-    spec = importlib.util.find_spec("pylsp")
-    if spec is None or spec.origin is None:
-        return None
-    home = os.path.dirname(os.path.dirname(os.path.abspath(spec.origin)))
-    hidden = [site.getusersitepackages()]
-    hidden += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
-    if home in site.getsitepackages() or not any(_within(home, d) for d in hidden):
-        return None
-    return home
-
-
-def _within(path: str, directory: str) -> bool:
-    directory = os.path.abspath(directory)
-    return path == directory or path.startswith(directory + os.sep)
+    """pylsp from the same environment as steerlsp, isolated from the workspace
+    (see :func:`steerlsp.server.isolation.pylsp_command`)."""
+    return isolation.pylsp_command()

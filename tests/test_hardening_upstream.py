@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from steerlsp import guard
+from steerlsp.server import isolation
 from steerlsp.server.upstream import default_command
 from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
@@ -88,8 +90,10 @@ async def _status(client: RawClient) -> dict:
 
 def test_default_command_isolates_pylsp():
     command = default_command()
-    assert command[:2] == [sys.executable, "-I"]
-    assert command[2:] == ["-m", "pylsp"]  # installed in this environment's site-packages
+    assert command[:3] == [sys.executable, "-I", "-c"]
+    # The guard is loaded by path first; pylsp comes from this environment's site-packages.
+    assert command[4:] == [isolation.guard_path(), str(guard.DEFAULT_LIMIT), ""]
+    assert "from pylsp.__main__ import main" in command[3]
 
 
 def test_a_user_site_pylsp_is_added_back_explicitly(monkeypatch, tmp_path):
@@ -100,6 +104,7 @@ def test_a_user_site_pylsp_is_added_back_explicitly(monkeypatch, tmp_path):
     monkeypatch.setattr(site, "getusersitepackages", lambda: str(user_site))
     command = default_command()
     assert command[:3] == [sys.executable, "-I", "-c"] and command[-1] == str(user_site)
+    assert "site.addsitedir(_home)" in command[3]
 
 
 async def test_pylsp_never_imports_workspace_modules(tmp_path):
@@ -200,6 +205,9 @@ async def test_one_reply_when_cancelled_or_crashed_while_files_are_read(utf16_fa
         where = {"line": 99_999, "character": 6}
         locations.append({"uri": path.as_uri(), "range": {"start": where, "end": where}})
     echo = client.send_request("fake/echo", {"locations": locations})
+    # The fake answers in order: once this reply is back, the first answer has reached
+    # the proxy, which is reading its files; the cancel and the crash come during that.
+    assert (await client.request("fake/echo", {"sync": 1}, timeout=20))["result"] == {"sync": 1}
     client.notify("$/cancelRequest", {"id": echo})
     crash = client.send_request("fake/crash")
     reply = await client.response(echo, timeout=20)

@@ -206,7 +206,8 @@ def test_the_child_is_isolated_in_a_temporary_directory_with_a_reduced_environme
         import os, sys, warnings
 
         # LC_CTYPE: set by Python itself when it coerces a C locale (PEP 538).
-        KEPT = {"PATH", "HOME", "LANG", "SYSTEMROOT", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE"}
+        KEPT = {"PATH", "HOME", "LANG", "SYSTEMROOT", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE",
+                "PYTHONSAFEPATH"}
 
         def __getattr__(name):
             here = "steerlsp-runtime-" in os.getcwd()

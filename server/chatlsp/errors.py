@@ -14,7 +14,6 @@ import ast
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
 import warnings
@@ -23,6 +22,8 @@ from dataclasses import dataclass, replace
 from pyflakes import checker as pyflakes_checker
 from pyflakes import messages as pyflakes_messages
 
+from steerlsp import guard
+from steerlsp.server import isolation
 from steerlsp.server.chatlsp import Problem
 from steerlsp.server.chatlsp.lint_worker import (
     CODES,
@@ -31,6 +32,7 @@ from steerlsp.server.chatlsp.lint_worker import (
     WorkerGone,
 )
 from steerlsp.server.chatlsp.tutorial import site_packages
+from steerlsp.server.connection import DEFAULT_MEMORY_LIMIT_MB
 from steerlsp.server.positions import UTF8, to_code_points
 from steerlsp.server.text import bare, split_keepends
 
@@ -109,8 +111,17 @@ def feedback(problems: list[Problem], checked: Checked) -> str:
 class ErrorChecker:
     """Checks completions for one workspace; owns the pylint worker process."""
 
-    def __init__(self, root: str | None, environment: str | None, *, timeout: float = 5.0) -> None:
-        """``environment``: a venv directory or an interpreter, or None for steerlsp's own."""
+    def __init__(
+        self,
+        root: str | None,
+        environment: str | None,
+        *,
+        timeout: float = 5.0,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+    ) -> None:
+        """``environment``: a venv directory or an interpreter, or None for steerlsp's own;
+        ``memory_limit_mb``: the worker's (``upstream.memoryLimitMb``, at its start)."""
+        self._memory_limit_mb = memory_limit_mb
         self._root = root
         self._environment = environment
         self._timeout = timeout
@@ -186,9 +197,8 @@ class ErrorChecker:
         if self._paths is None:
             self._paths = worker_paths(self._root, self._environment)
         try:
-            # Not the workspace: nothing there is read as configuration. The worker
-            # writes no file, so the shared temporary directory is enough.
-            self._worker = LintWorker(self._paths, tempfile.gettempdir())
+            # Not the workspace: nothing there is read as configuration.
+            self._worker = LintWorker(self._paths, isolation.neutral_cwd(), self._memory_limit_mb)
         except OSError as error:
             log.warning("errorReport: cannot start the pylint worker: %s", error)
             return None, False
@@ -230,7 +240,7 @@ def syntax_problems(text: str, path: str) -> tuple[list[Problem], ast.Module | N
     (``'return' outside function``) count them in UTF-8 bytes, like the tree.
     """
     try:
-        tree = ast.parse(text, filename=path)
+        tree = ast.parse(text, filename=guard.safe_filename(path))
     except SyntaxError as error:
         return [_syntax_problem(error, text, in_bytes=False)], None
     except (ValueError, RecursionError, MemoryError):

@@ -10,7 +10,8 @@ then answers each ``{"id", "path", "text"}`` on stdin with ``{"id", "problems"}`
 or ``{"id", "error"}`` on stdout. Problems are dicts with Problem's fields
 (0-based lines, code-point columns) without ``source``.
 
-The worker never imports workspace code. pylint runs with explicit options
+The worker never imports workspace code, and reads only regular files
+(:mod:`steerlsp.guard`): astroid parses what the project imports. pylint runs with explicit options
 only (an empty rcfile of its own, no plugins, no init-hook), from a private
 temporary cwd; the workspace and the project's site-packages go at the end of
 ``sys.path``, where astroid reads them as source and they cannot shadow pylint;
@@ -41,6 +42,9 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import IO, Any
 
+from steerlsp import guard
+from steerlsp.server import isolation
+from steerlsp.server.connection import DEFAULT_MEMORY_LIMIT_MB
 from steerlsp.server.positions import UTF8, to_code_points
 from steerlsp.server.text import bare, split_keepends
 
@@ -79,9 +83,15 @@ class LintFailed(Exception):
 class LintWorker:
     """One worker process, as the server sees it: start, ask, kill."""
 
-    def __init__(self, extra_paths: Sequence[str], cwd: str) -> None:
-        """Start the process (``OSError`` if it cannot be started); do not wait for it."""
-        env = {key: value for key, value in os.environ.items() if key != "PYLINTRC"}
+    def __init__(
+        self,
+        extra_paths: Sequence[str],
+        cwd: str,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+    ) -> None:
+        """Start the process (``OSError`` if it cannot be started); do not wait for it.
+        Past ``memory_limit_mb`` of address space it exits (:class:`WorkerGone`)."""
+        env = {key: value for key, value in isolation.child_env().items() if key != "PYLINTRC"}
         self._process = subprocess.Popen(
             [sys.executable, "-I", "-m", MODULE, *extra_paths],
             stdin=subprocess.PIPE,
@@ -92,6 +102,7 @@ class LintWorker:
             encoding="utf-8",
             start_new_session=os.name == "posix",  # its own group: kill() reaches all of it
         )
+        isolation.limit_memory(self._process.pid, memory_limit_mb)
         self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._ready = False
         self._ids = itertools.count(1)
@@ -482,6 +493,8 @@ def serve(extra_paths: Sequence[str]) -> None:
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     sys.stdout = sys.stderr
 
+    guard.install(process=True)  # astroid reads what the project imports
+    guard.exit_on_memory_error(isolation.MEMORY_EXIT)
     install_import_guard()
     sys.path.extend(p for p in extra_paths if p not in sys.path)
     linter = Linter(_empty_rcfile())

@@ -18,7 +18,6 @@ import functools
 import json
 import os
 import re
-import stat
 import subprocess
 import sys
 import tomllib
@@ -27,6 +26,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from steerlsp import guard
+from steerlsp.server import isolation
 
 MAX_BYTES = 1 << 20
 MAX_DEPENDENCIES = 15
@@ -88,28 +90,10 @@ def tutorial(root: str | None, environment: str | None, source: str) -> str:
 
 
 def read_small(path: str | Path) -> str | None:
-    """A regular file's text if it is at most 1 MB; None for anything else.
-
-    Opened non-blocking and checked on the open descriptor, so a FIFO, socket
-    or device is never read and a swap between check and open is harmless.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        data = os.read(fd, MAX_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        return None
-    return data.decode("utf-8", errors="replace")
+    """A regular file's text if it is at most 1 MB; None for anything else (a FIFO,
+    socket or device is never read: :func:`steerlsp.guard.read_regular`)."""
+    data = guard.read_regular(path, MAX_BYTES)
+    return data.decode("utf-8", errors="replace") if data is not None else None
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -230,6 +214,8 @@ def _interpreter_facts(interpreter: str) -> tuple[str | None, tuple[str, ...]]:
             timeout=RUN_TIMEOUT,
             stdin=subprocess.DEVNULL,
             check=False,
+            cwd=isolation.neutral_cwd(),
+            env=isolation.child_env(),
         )
         version, path = json.loads(done.stdout)
     except (OSError, ValueError, TypeError, subprocess.SubprocessError):

@@ -255,7 +255,10 @@ local function check_python(h, cmd)
     h.info('could not tell which Python runs `' .. cmd[1] .. '` (not a Python script)')
     return
   end
-  local out, err = run({ python, '-c', PROBE }, 30000)
+  -- -P: the working directory (the workspace) is not on the probe's sys.path, where a
+  -- csv.py or zipfile.py there would run on `import importlib.metadata`; -E: nor is
+  -- PYTHONPATH. The user site stays, where `pip install --user` put steerlsp.
+  local out, err = run({ python, '-E', '-P', '-c', PROBE }, 30000)
   if not out then
     h.error(('%s does not run: %s'):format(python, err or '?'))
     return
