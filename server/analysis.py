@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from steerlsp import guard
 from steerlsp.models.analysis import (
     DEFAULT_TIMEOUT,
     AnalysisError,
@@ -50,9 +51,10 @@ from steerlsp.models.analysis import (
 )
 from steerlsp.models.requests import SteeringOptions
 from steerlsp.server import analysis_items as items
-from steerlsp.server import environment
+from steerlsp.server import environment, isolation
 from steerlsp.server import jsonrpc as rpc
 from steerlsp.server.connection import Headless, UpstreamConnection, UpstreamError, UpstreamOptions
+from steerlsp.server.text import utf8_size
 from steerlsp.server.upstream import default_command
 
 log = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ T = TypeVar("T")
 # labels and snippets (a signature computation per item) that
 # ``include_params: false`` makes useless. ``eager`` documentation is off: it
 # resolves every item, dunders included, and took the median at ``obj.`` in
-# tests/workspace/shop from 17.8 ms to 99 ms (p90 321 ms); the public items'
+# the example project from 17.8 ms to 99 ms (p90 321 ms); the public items'
 # documentation is resolved instead (36 ms; see RESOLVE_AT_MOST).
 TUNED_SETTINGS: dict[str, Any] = {
     "pylsp": {
@@ -150,6 +152,11 @@ MAX_DOCUMENTS = 8
 MAX_CACHED = 512
 # A request's own limit on the loop; the caller's budget is usually far shorter.
 REQUEST_TIMEOUT = 30.0
+# Questions past their budget in a row, with nothing heard from the process for
+# STUCK_SECONDS, mean it is stuck (a read that never returns): it is restarted like a
+# crashed one. A cold Jedi answers late but keeps answering; a stuck one never does.
+STUCK_TIMEOUTS = 3
+STUCK_SECONDS = 10.0
 # The throwaway question that warms the instance: Jedi's first completion loads
 # its stdlib stubs (about a second), which no real question should pay for.
 WARM_NAME = ".steerlsp-warm.py"
@@ -177,6 +184,7 @@ class AnalysisInstance:
         command: list[str] | None = None,
         max_restarts: int = 5,
         backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0),
+        stuck_after: float = STUCK_SECONDS,
     ) -> None:
         """``root_uri`` and ``python_environment`` are read when it starts (and at each
         restart, for the environment), so they follow the main upstream's."""
@@ -184,6 +192,7 @@ class AnalysisInstance:
         self.options = UpstreamOptions(
             command or default_command(), max_restarts=max_restarts, backoff=backoff
         )
+        self._stuck_after = stuck_after
         self._root_uri = root_uri
         self._environment = python_environment
         self._query_budget = query_budget  # seconds: the decode loop's wait per question
@@ -199,7 +208,10 @@ class AnalysisInstance:
         self.queries = 0  # answered by the server (cache hits excluded)
         self.cache_hits = 0
         self.timeouts = 0
+        self.stuck_restarts = 0
+        self._timeouts_in_a_row = 0
         self._total_ms = 0.0
+        self.max_document_bytes = guard.DEFAULT_LIMIT  # larger texts are not analysed
 
     # ---- the decode thread's side ----------------------------------------
 
@@ -230,12 +242,16 @@ class AnalysisInstance:
         except concurrent.futures.TimeoutError as exc:
             future.cancel()
             self.timeouts += 1
+            self._timeouts_in_a_row += 1
+            if self._timeouts_in_a_row >= STUCK_TIMEOUTS:
+                self.loop.call_soon_threadsafe(self._restart_if_stuck)
             raise AnalysisTimeout(f"{key[0]} took over {timeout * 1000:.0f} ms") from exc
         except concurrent.futures.CancelledError as exc:
             raise AnalysisError(f"{key[0]} was cancelled") from exc
         except UpstreamError as exc:
             raise AnalysisError(f"{key[0]}: {exc}") from exc
         self.queries += 1
+        self._timeouts_in_a_row = 0
         self._total_ms += (time.perf_counter() - started) * 1000
         with self._cache_lock:
             self._cache[key] = answer
@@ -252,7 +268,33 @@ class AnalysisInstance:
         if self._warming is None:
             self._warming = asyncio.run_coroutine_threadsafe(self._warm(), self.loop)
 
+    def limit(self, memory_limit_mb: int | None, max_document_bytes: int) -> None:
+        """The bounds of ``upstream.*``: its memory, and the largest text it analyses."""
+        self.max_document_bytes = max_document_bytes
+        self.options.memory_limit_mb = memory_limit_mb
+        if self.connection is not None:
+            self.loop.call_soon_threadsafe(self.connection.limit_memory, memory_limit_mb)
+
     # ---- on the event loop -----------------------------------------------
+
+    def _restart_if_stuck(self) -> None:
+        """Kill the process if it has said nothing for STUCK_SECONDS while questions
+        kept timing out: its exit restarts it, like a crash."""
+        connection = self.connection
+        process = connection.process if connection is not None else None
+        if connection is None or process is None or not process.alive:
+            return
+        if self._timeouts_in_a_row < STUCK_TIMEOUTS:
+            return
+        if time.monotonic() - connection.last_heard < self._stuck_after:
+            return
+        log.warning(
+            "the analysis instance answered nothing for %.0f s; restarting it",
+            time.monotonic() - connection.last_heard,
+        )
+        self._timeouts_in_a_row = 0
+        self.stuck_restarts += 1
+        process.kill()
 
     async def _warm(self) -> None:
         started = time.perf_counter()
@@ -286,6 +328,8 @@ class AnalysisInstance:
         The start is shielded: a question that times out while pylsp starts
         does not stop the start, and the next question finds it running.
         """
+        if utf8_size(text) > self.max_document_bytes:
+            raise AnalysisError("the document is over upstream.maxDocumentBytes")
         connection = await asyncio.shield(self._ensure_started())
         if not connection.ready:
             raise AnalysisError(connection.unavailable or "the analysis server is restarting")
@@ -448,12 +492,16 @@ class AnalysisInstance:
         return {
             "state": upstream["state"],
             "pid": upstream["pid"],
-            "rss_mb": rss_mb(upstream["pid"]),
+            "rss_mb": isolation.rss_mb(upstream["pid"]),
             "restarts": upstream["restarts"],
+            "memory_restarts": upstream["memory_restarts"],
+            "stuck_restarts": self.stuck_restarts,
+            "memory_limit_mb": upstream["memory_limit_mb"],
             "documents": len(self._docs),
             "queries": self.queries,
             "cache_hits": self.cache_hits,
             "timeouts": self.timeouts,
+            "timeouts_in_a_row": self._timeouts_in_a_row,
             "mean_ms": round(self._total_ms / self.queries, 1) if self.queries else None,
         }
 
@@ -529,20 +577,6 @@ class DocumentAnalysis:
 
 def _doc_key(item: dict[str, Any]) -> tuple[str, str]:
     return str(item.get("label", "")), str(item.get("detail", ""))
-
-
-def rss_mb(pid: int | None) -> float | None:
-    """Resident memory of ``pid`` in MiB, from ``/proc/<pid>/status``; None if unknown."""
-    if pid is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -69,6 +69,22 @@ class PythonSettings:
     trust_workspace: bool = False  # allow using (so executing) a .venv found in the workspace
 
 
+@dataclass(frozen=True)
+class UpstreamSettings:
+    """Bounds on the upstream language servers (the editor's pylsp and the private one)."""
+
+    # The most memory each may use (MiB; 0: no limit). The default pylsp gets it as its
+    # address-space limit; a process past it is restarted like a crashed one.
+    memory_limit_mb: int = field(default=2048, metadata={"min": 0, "max": 1 << 20})
+    # Larger documents reach the upstream as an empty text (steerlsp keeps theirs), and
+    # no larger file is read by Jedi, parso or pylsp's config readers (at their start).
+    max_document_bytes: int = field(default=5 * 1024 * 1024, metadata={"min": 1024, "max": 1 << 30})
+
+    def memory_limit(self) -> int | None:
+        """The limit in MiB, or None for none."""
+        return self.memory_limit_mb or None
+
+
 # The decode loop's own defaults (models/requests.py), so that the two never drift.
 _STEER = SteeringOptions()
 
@@ -143,6 +159,9 @@ class ChatLspSettings:
     # (asked for explicitly) uses ``repair_rounds`` all the same.
     repair_inline: bool = False
     repair_rounds: int = field(default=2, metadata={"min": 0, "max": 5})
+    # Jedi parses in steerlsp's own process: a 1 MB document took over 5 s and held the
+    # event loop up to 0.7 s (the collector's passes over the tree); 512 KiB: 0.1 s.
+    max_document_bytes: int = field(default=512 * 1024, metadata={"min": 1024, "max": 1 << 30})
 
 
 @dataclass(frozen=True)
@@ -152,6 +171,7 @@ class Settings:
     python: PythonSettings = PythonSettings()
     steering: SteeringSettings = SteeringSettings()
     chatlsp: ChatLspSettings = ChatLspSettings()
+    upstream: UpstreamSettings = UpstreamSettings()
 
 
 def runtime_deprecation(settings: Settings) -> tuple[bool, str | None]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from lsprotocol import types
 
+from steerlsp.server import isolation
 from steerlsp.server import jsonrpc as rpc
 from steerlsp.server.tasks import BackgroundTasks
 from steerlsp.server.upstream import UpstreamMissing, UpstreamProcess
@@ -49,12 +51,17 @@ class UpstreamError(Exception):
     """An internal request to the upstream failed (crash, error reply, timeout)."""
 
 
+# upstream.memoryLimitMb's default: pylsp with Jedi on a large library stays well under.
+DEFAULT_MEMORY_LIMIT_MB = 2048
+
+
 @dataclass
 class UpstreamOptions:
     command: list[str]
     max_restarts: int = 5
     backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0)
     initialize_timeout: float = 30.0
+    memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB  # None: no limit
 
 
 class Listener(Protocol[Tag_contra]):
@@ -137,6 +144,7 @@ class UpstreamConnection(Generic[Tag]):
         self.process: UpstreamProcess | None = None
         self.ready = False
         self.restarts = 0
+        self.memory_restarts = 0  # of ``restarts``: the process reached its memory limit
         self.unavailable: str | None = None  # why it cannot serve, once final
         self._listener = listener
         self._replay = replay
@@ -154,15 +162,20 @@ class UpstreamConnection(Generic[Tag]):
         self._closed = False  # exited: its messages are ignored
         self._told_crash = False
         self._tasks = BackgroundTasks()
+        self.last_heard = time.monotonic()  # the last message from a process (or its start)
 
     # ---- process ---------------------------------------------------------
 
     async def start(self) -> None:
         """Spawn the upstream. A missing command is reported, not raised."""
         proc = UpstreamProcess(
-            self.options.command, on_message=self._on_message, on_exit=self._exited
+            self.options.command,
+            on_message=self._on_message,
+            on_exit=self._exited,
+            memory_limit_mb=self.options.memory_limit_mb,
         )
         self.process = proc
+        self.last_heard = time.monotonic()
         try:
             await proc.start()
         except UpstreamMissing as exc:
@@ -191,6 +204,12 @@ class UpstreamConnection(Generic[Tag]):
             return None
         self._up()
         return result
+
+    def limit_memory(self, limit_mb: int | None) -> None:
+        """The memory limit of this process and every restart (see ``UpstreamProcess``)."""
+        self.options.memory_limit_mb = limit_mb
+        if self.process is not None:
+            self.process.limit_memory(limit_mb)
 
     def retire(self) -> None:
         """Shutting down: from now on an exit is expected and never restarted."""
@@ -257,6 +276,23 @@ class UpstreamConnection(Generic[Tag]):
         """Ask the upstream to cancel a forwarded request."""
         self.send(rpc.notification(types.CANCEL_REQUEST, {"id": up_id}))
 
+    def give_up(self, up_id: int) -> bool:
+        """The asker cancelled a forwarded request: stop waiting for it (a late answer is
+        dropped) and ask the upstream to cancel it. pylsp never answers a request
+        cancelled before it started (python-lsp-jsonrpc), so nobody may wait for that.
+        False when it is no longer pending (its answer is on its way to the asker)."""
+        entry = self._pending.get(up_id)
+        if not isinstance(entry, _Forwarded):
+            return False
+        del self._pending[up_id]
+        self._abandon(up_id)
+        held = [m for m in self._held if m.get("id") == up_id]
+        if held:  # never sent: nothing to cancel
+            self._held = [m for m in self._held if m.get("id") != up_id]
+        else:
+            self.cancel(up_id)
+        return True
+
     def send(self, message: dict[str, Any], *, replayable: bool = False) -> None:
         """Send now if ready; otherwise hold it (document sync is replayed instead)."""
         if self.ready and self.process is not None and self.process.send(message):
@@ -287,6 +323,7 @@ class UpstreamConnection(Generic[Tag]):
     def _on_message(self, proc: UpstreamProcess, message: dict[str, Any]) -> None:
         if proc is not self.process or self._closed:
             return
+        self.last_heard = time.monotonic()
         try:
             parsed = rpc.classify(message)
             if isinstance(parsed, rpc.Response):
@@ -351,7 +388,7 @@ class UpstreamConnection(Generic[Tag]):
             self.send(message)
 
     def _exited(self, proc: UpstreamProcess, code: int | None) -> None:
-        stopping = proc.stopping
+        stopping, out_of_memory = proc.stopping, proc.out_of_memory
         if proc is not self.process:
             return
         self.ready = False
@@ -361,6 +398,11 @@ class UpstreamConnection(Generic[Tag]):
             self._fail_sent(f"The upstream language server exited (code {code}).")
             return
         self.restarts += 1
+        if out_of_memory:
+            self.memory_restarts += 1
+            log.warning(
+                "the upstream reached its memory limit (%s MiB)", self.options.memory_limit_mb
+            )
         if self.restarts > self.options.max_restarts:
             # Decided now, so that no request is told of a restart that never comes.
             self._give_up(
@@ -369,11 +411,16 @@ class UpstreamConnection(Generic[Tag]):
                 f"working. To get it back, {RESTART_HINT}."
             )
             return
-        self._fail_sent(
-            f"The upstream language server exited (code {code}) while this "
-            "request was running; it is being restarted."
+        how = (
+            f"reached its memory limit ({self.options.memory_limit_mb} MiB)"
+            if out_of_memory
+            else f"exited (code {code})"
         )
-        self._tasks.spawn(self._restart(code))
+        self._fail_sent(
+            f"The upstream language server {how} while this request was running; "
+            "it is being restarted."
+        )
+        self._tasks.spawn(self._restart(how))
 
     def _fail_sent(self, reason: str) -> None:
         for up_id, entry in list(self._pending.items()):
@@ -385,7 +432,7 @@ class UpstreamConnection(Generic[Tag]):
                 del self._pending[up_id]
                 self._listener.upstream_lost(entry.tag, reason)
 
-    async def _restart(self, code: int | None) -> None:
+    async def _restart(self, how: str) -> None:
         backoff = self.options.backoff
         await asyncio.sleep(backoff[min(self.restarts - 1, len(backoff) - 1)])
         if self._retired:
@@ -406,7 +453,7 @@ class UpstreamConnection(Generic[Tag]):
             self._told_crash = True
             self._listener.show_message(
                 types.MessageType.Warning,
-                f"steerlsp: the upstream language server exited (code {code}) "
+                f"steerlsp: the upstream language server {how} "
                 "and was restarted; open documents were restored.",
             )
 
@@ -454,11 +501,13 @@ class UpstreamConnection(Generic[Tag]):
         proc = self.process
         alive = proc is not None and proc.alive
         return {
-            "command": self.options.command,
+            "command": isolation.shown_command(self.options.command),
             "state": self._state(alive),
             "pid": proc.pid if alive and proc else None,
             "ready": self.ready and alive,
             "restarts": self.restarts,
+            "memory_restarts": self.memory_restarts,
+            "memory_limit_mb": self.options.memory_limit_mb,
             "unavailable": self.unavailable,
         }
 

@@ -160,6 +160,16 @@ def frame(msg: dict[str, Any]) -> bytes:
     return encode_frame(orjson.dumps(msg))
 
 
+def unsendable(value: Any) -> str | None:
+    """Why ``value`` cannot be sent on (orjson writes at most 254 levels of nesting,
+    though it reads deeper), or None when it can."""
+    try:
+        orjson.dumps(value)
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        return f"it cannot be serialised ({exc})"
+    return None
+
+
 # JSON escapes NUL as \u0000; Emacs' JSON parser rejects the whole message for it.
 _ESCAPED_NUL = b"\\u0000"
 _RAW_NUL = bytes(1)  # never written by a JSON encoder, but a body is bytes: check anyway

@@ -16,7 +16,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from steerlsp import __version__
-from steerlsp.server import config, environment
+from steerlsp.server import config, environment, isolation
+from steerlsp.server import jsonrpc as rpc
 from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole, hole_from
 from steerlsp.server.completion_replies import ACCEPTED_COMMAND
@@ -52,8 +53,13 @@ class SteerServer(LanguageServer):
         """Merge settings from the editor; invalid values are ignored and reported."""
         self.settings, problems = config.merge(self.settings, raw)
         self.proxy.set_settings_overlay(environment.overlay(self.python_environment()))
+        isolation.set_trusted(self.settings.python.trust_workspace)
+        bounds = self.settings.upstream
+        self.proxy.size_limit.max_bytes = bounds.max_document_bytes
+        self.proxy.upstream.limit_memory(bounds.memory_limit())
         if self.analysis is not None:
             self.analysis.configure()  # the same Jedi environment as the main upstream
+            self.analysis.limit(bounds.memory_limit(), bounds.max_document_bytes)
         self.report_settings(problems)
 
     def experimental_capabilities(self) -> dict[str, Any]:
@@ -145,6 +151,9 @@ def initialize(ls: SteerServer, params: types.InitializeParams) -> None:
                 "using the defaults and command-line flags"
             ]
         )
+        options = None
+    elif options is not None and (problem := rpc.unsendable(options)) is not None:
+        ls.report_settings([f"initializationOptions ignored: {problem}"])
         options = None
     ls.apply_settings(config.section(options))
 

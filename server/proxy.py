@@ -41,6 +41,7 @@ from steerlsp.server.documents import DocumentIndex
 from steerlsp.server.framing import FramingError
 from steerlsp.server.quirks import fix_pyflakes_columns
 from steerlsp.server.tasks import BackgroundTasks
+from steerlsp.server.workspace import open_document
 
 if TYPE_CHECKING:
     from steerlsp.server.lsp import SteerServer
@@ -61,12 +62,16 @@ def upstream_init_params(params: dict[str, Any]) -> dict[str, Any]:
 
     ``initializationOptions`` must be an object: pylsp's initialize fails on a
     string or an array, and after that nothing it was sent is answered. Such a
-    value is dropped here (the initialize handler tells the user once).
+    value is dropped here (the initialize handler tells the user once), and so is
+    any part nested too deep to be written again.
     """
     options = params.get("initializationOptions")
-    if options is None or isinstance(options, dict):
+    if options is not None and (not isinstance(options, dict) or rpc.unsendable(options)):
+        params = {key: value for key, value in params.items() if key != "initializationOptions"}
+    if rpc.unsendable(params) is None:
         return params
-    return {key: value for key, value in params.items() if key != "initializationOptions"}
+    # Nested past what can be written (orjson: 254 levels): what cannot go, goes.
+    return {key: value for key, value in params.items() if rpc.unsendable(value) is None}
 
 
 class ResultRewriter(Protocol):
@@ -133,6 +138,8 @@ class Proxy:
         self._notices: list[tuple[types.MessageType, str]] = []
         self._tasks = BackgroundTasks()
         self._rewriter: ResultRewriter | None = None
+        # Open documents too large for the upstream (upstream.maxDocumentBytes).
+        self.size_limit = sync.SizeLimit(ls.settings.upstream.max_document_bytes)
 
     # ---- client side ---------------------------------------------------
 
@@ -257,7 +264,7 @@ class Proxy:
 
     def _forward_request(self, request: rpc.Request) -> None:
         params = request.raw.get("params")
-        problem = shape_error(request.method, params)
+        problem = shape_error(request.method, params) or rpc.unsendable(params)
         if problem is not None:
             self.reply(
                 request.id, rpc.error(request.id, rpc.INVALID_PARAMS, f"Invalid params: {problem}")
@@ -268,9 +275,28 @@ class Proxy:
             self.reply(request.id, rpc.error(request.id, rpc.REQUEST_FAILED, unavailable))
             return
         uri = document_uri(params)
+        special = self._special_file(uri)
+        if special is not None:
+            # The upstream would read it: a FIFO blocks pylsp for good, /dev/stdin is
+            # its own LSP input, /dev/zero grows it without bound.
+            log.info("refused %s: %s", request.method, special)
+            self.reply(
+                request.id,
+                rpc.error(request.id, rpc.INVALID_PARAMS, f"Invalid params: {special}"),
+            )
+            return
         entry = _Forwarded(request.id, request.method, uri, prepared=self._prepare(request, params))
         self._convert(params, uri, toward_upstream=True)
         self._client_to_upstream[request.id] = self.upstream.forward(request.raw, entry)
+
+    def _special_file(self, uri: str | None) -> str | None:
+        """Why the upstream must not be asked about ``uri``: a file the client did not
+        open that is not a regular file (symlinks followed). None when it may be."""
+        if uri is None or not uri.startswith("file:"):
+            return None
+        if open_document(self.protocol.workspace, uri) is not None:
+            return None
+        return sync.special_file(uri)
 
     def _client_notification(self, note: rpc.Notification) -> None:
         method, raw = note.method, note.raw
@@ -285,6 +311,14 @@ class Proxy:
             return
         if method in sync.SYNC:
             self._sync(method, raw)
+            return
+        problem = rpc.unsendable(raw.get("params"))
+        if problem is not None and method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
+            # Kept, they would be sent to every restarted upstream, and fail each time.
+            self.ls.report_settings([f"settings ignored: {problem}"])
+            return
+        if problem is not None:
+            log.warning("dropped %s: %s", method, problem)
             return
         if pygls_adapter.handles_notification(self.protocol, method):
             self._to_pygls(dict(raw))
@@ -333,7 +367,7 @@ class Proxy:
 
     def _replay(self) -> list[dict[str, Any]]:
         """didOpen for every open document, for a restarted upstream."""
-        return sync.replay(self.protocol.workspace, self._unstructure)
+        return sync.replay(self.protocol.workspace, self._unstructure, self.size_limit)
 
     def _sync(self, method: str, raw: dict[str, Any]) -> None:
         if not self._to_pygls(raw):
@@ -344,19 +378,23 @@ class Proxy:
             raw["params"],
             self.protocol.workspace,
             self.docs,
+            self.size_limit,
             incremental=self.upstream_incremental,
         )
-        self.upstream.send(message, replayable=True)
+        if message is not None:
+            self.upstream.send(message, replayable=True)
 
     def _client_cancel(self, params: Any) -> None:
         msg_id = params.get("id") if isinstance(params, dict) else None
         if msg_id is None or msg_id not in self._inflight:
             return
         up_id = self._client_to_upstream.get(msg_id)
-        if up_id is not None:
-            self.upstream.cancel(up_id)
-        else:
+        if up_id is None:
             pygls_adapter.cancel_request(self.protocol, msg_id)
+        elif self.upstream.give_up(up_id):
+            # Answered now: the upstream may never answer a request it did not start.
+            self._client_to_upstream.pop(msg_id, None)
+            self.reply(msg_id, rpc.error(msg_id, rpc.REQUEST_CANCELLED, "Request cancelled"))
 
     def _client_response(self, response: rpc.Response) -> None:
         msg_id = response.id

@@ -68,8 +68,13 @@ class Edit:
     end_line: str = ""
 
 
+def utf8_size(text: str) -> int:
+    """The length of ``text`` in UTF-8 bytes (no copy for ASCII text)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 class DocumentText:
-    """The text of one open document, edited in place."""
+    """The text of one open document, edited in place; ``size`` is its UTF-8 length."""
 
     def __init__(self, text: str = "") -> None:
         self._text: str | None = None
@@ -110,6 +115,7 @@ class DocumentText:
     def replace(self, text: str) -> Edit:
         """A full-text change."""
         self._text, self._lines = text, None
+        self.size = utf8_size(text)
         # Flags only ever grow under edits: a deleted emoji leaves ``astral``
         # set, which costs a little conversion work and is never wrong.
         self.ascii = text.isascii()  # O(1): CPython caches it
@@ -134,7 +140,9 @@ class DocumentText:
         new = split_keepends(segment)
         if el < len(lines) - 1:
             new.pop()  # the segment ended with line el's own terminator
+        removed = sum(map(utf8_size, lines[first : el + 1]))
         lines[first : el + 1] = new
+        self.size += sum(map(utf8_size, new)) - removed
         self._text = None
         self.ascii = self.ascii and text.isascii()
         if not self.ascii and not text.isascii():

@@ -18,7 +18,11 @@ Methods:
 - ``fake/notify`` {method, params}: send that notification, reply null.
 - ``fake/hang``: never replies, except -32800 after ``$/cancelRequest``.
 - ``fake/crash``: exit with status 3 at once.
+- ``fake/allocate`` {mb}: take (and touch) that much memory, keep it, never reply.
 - ``fake/progressCancel`` {id}: send ``$/cancelRequest`` for our request ``id``.
+
+With ``--freeze-on METHOD`` it stops reading and answering for good at the first
+message of that method (a read that never returns, as on a FIFO).
 
 ``initialize`` fails when ``initializationOptions.fake.failInitialize`` is set.
 - ``fake/stderr`` {size}: write one line of ``size`` bytes to stderr (blocking,
@@ -30,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 CAPABILITIES = {
@@ -127,6 +132,12 @@ class Fake:
     def on_fake_crash(self, msg_id: Any, params: Any) -> None:
         os._exit(3)
 
+    def on_fake_allocate(self, msg_id: Any, params: Any) -> None:
+        self.held = bytearray(params["mb"] * 1024 * 1024)
+        for at in range(0, len(self.held), 4096):  # resident, not just reserved
+            self.held[at] = 1
+        self.hanging.add(msg_id)
+
     def on_fake_progressCancel(self, msg_id: Any, params: Any) -> None:
         self.send({"method": "$/cancelRequest", "params": {"id": params["id"]}})
         self.send({"id": msg_id, "result": None})
@@ -160,8 +171,13 @@ def read_message(stream: Any) -> dict[str, Any] | None:
 def main() -> None:
     if "--incremental" in sys.argv[1:]:
         CAPABILITIES["textDocumentSync"]["change"] = 2  # type: ignore[index]
+    args = sys.argv[1:]
+    freeze_on = args[args.index("--freeze-on") + 1] if "--freeze-on" in args else None
     fake = Fake()
     while (msg := read_message(sys.stdin.buffer)) is not None:
+        if freeze_on is not None and msg.get("method") == freeze_on:
+            while True:
+                time.sleep(3600)
         fake.handle(msg)
 
 

@@ -26,6 +26,7 @@ TITLES = {
     "python": "Python",
     "steering": "Steering",
     "chatlsp": "ChatLSP",
+    "upstream": "Upstream",
 }
 JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
@@ -71,10 +72,12 @@ def main() -> None:
                 print(f"describe steerlsp.{key} in package.json")
             value = getattr(section, spec.name)
             sections[name][f"steerlsp.{key}"] = property_of(value, spec.metadata, description)
-    for group in groups:
-        section_name = next((s for s, title in TITLES.items() if title == group["title"]), None)
-        if section_name is not None:
-            group["properties"] = sections[section_name]
+    titled = {group["title"]: group for group in groups}
+    for section_name, title in TITLES.items():
+        if title not in titled:  # a new settings section: a new group
+            titled[title] = {"title": title, "properties": {}}
+            groups.append(titled[title])
+        titled[title]["properties"] = sections[section_name]
     PACKAGE.write_text(json.dumps(package, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -184,6 +184,9 @@ class ChatLsp:
         doc = open_document(self.ls.workspace, hole.uri)
         if doc is None:
             raise ChatLspError(f"{hole.uri} is not open in the editor")
+        limit = self.ls.settings.chatlsp.max_document_bytes
+        if doc.content is not None and doc.content.size > limit:
+            raise ChatLspError(f"{hole.uri} is larger than chatlsp.maxDocumentBytes ({limit})")
         path = to_fs_path(hole.uri) or hole.uri
         lines = doc.lines
         line, character = hole.position.line, hole.position.character
@@ -214,7 +217,9 @@ class ChatLsp:
         if self._checker is None:
             from steerlsp.server.chatlsp.errors import ErrorChecker
 
-            self._checker = ErrorChecker(*self._where())
+            self._checker = ErrorChecker(
+                *self._where(), memory_limit_mb=self.ls.settings.upstream.memory_limit()
+            )
             # pylint's start (about a second) overlaps the request; the check queues behind it.
             self._lint_thread.submit(self._checker.warm)
         return self._checker
