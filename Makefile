@@ -45,7 +45,7 @@ bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp
 	PYTHONPATH=. $(PY) bench/completion_bench.py --out bench/results
 	$(PY) bench/keystroke_latency.py --out bench/results
 	$(PY) bench/analysis_latency.py --json bench/results/analysis_latency.json
-	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --out bench/results/fuzz.json
+	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --hostile 600 --out bench/results/fuzz.json
 	$(PY) bench/helix_fallback.py --out bench/results
 
 bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, and the edit-similarity track
@@ -55,7 +55,7 @@ bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered 
 bench-next-id: $(STAMP) ## Next-identifier accuracy after `.` (tasks and third-party code), steering configurations side by side, test split
 	$(PY) bench/next_identifier.py --out bench/results
 
-demo: $(STAMP) ## Play an editor session against tests/workspace/shop and print what an editor shows
+demo: $(STAMP) ## Play an editor session against the example project (steerlsp/example) and print what an editor shows
 	$(PY) -m steerlsp.demo
 
 clean: ## Remove the virtual environment and caches

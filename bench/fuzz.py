@@ -1,6 +1,6 @@
-"""The fault suite at full size: frame fuzzing, a cancel storm and upstream kills.
+"""The fault suite at full size: frame fuzzing, cancel storm, upstream kills, hostile workspace.
 
-Three phases against the real ``python -m steerlsp`` over stdio:
+Four phases against the real steerlsp over stdio:
 
 1. **frames**: ``--frames`` mutated frames (tests/fuzzing.py: bad headers,
    lengths, JSON, ids, methods, params, duplicate and reused ids), each
@@ -25,6 +25,20 @@ Three phases against the real ``python -m steerlsp`` over stdio:
    ``--max-restarts`` above the number of kills and a fixed
    ``--restart-backoff`` (the default backoff grows to 4 s, which would be
    most of the phase's time).
+4. **hostile** (``--hostile SECONDS``, off by default; ``--only-hostile`` runs
+   it alone): steerlsp started as an editor starts it, in a workspace built to
+   hurt it (bench/hostile_workspace.py: symlinks to ``/dev/stdin``,
+   ``/dev/zero`` and FIFOs where tools look, a 50 MB module, documents over
+   ``upstream.maxDocumentBytes``, modules and config hooks that leave a marker
+   when run), with pylsp's pylint and flake8 plugins on, served for that long
+   by a client that sends every request kind, special-file uris, notebooks and
+   deeply nested settings (bench/hostile.py). ``--no-model`` unless
+   ``--hostile-model``. Checked: no marker, no hang, no double reply, no
+   special file answered by the upstream, every process outside the workspace
+   with ``PYTHONSAFEPATH=1``, no pylsp over ``upstream.memoryLimitMb``
+   (``--hostile-memory-mb``), a clean shutdown and nothing left running. Peak
+   RSS per process role is reported. The workspace and steerlsp's log are kept
+   when a check fails.
 
 VmRSS of steerlsp is recorded before and after each process's phases.
 Prints a table, writes JSON to ``--out`` and exits 1 if any check failed.
@@ -33,7 +47,8 @@ The default run (100,000 frames, 1,000 inlineCompletions, 50 kills) takes
 about 8 minutes on 2 shared cores; most of it is the storm's generations.
 
 Run: .venv/bin/python bench/fuzz.py [--frames 100000] [--storm 1000] [--kills 50]
-     [--seed N] [--out bench/results/fuzz.json]
+     [--hostile 600] [--seed N] [--out bench/results/fuzz.json]
+     .venv/bin/python bench/fuzz.py --only-hostile [--hostile 60] [--hostile-model]
 """
 
 from __future__ import annotations
@@ -43,8 +58,10 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -52,6 +69,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from bench import hostile
+from bench.hostile_report import table_rows
 from tests.fuzzing import (
     FuzzClient,
     Fuzzer,
@@ -65,7 +84,7 @@ from tests.fuzzing import (
 from tests.rawclient import FAKE_UPSTREAM, steerlsp_command
 
 REPO = Path(__file__).resolve().parents[1]
-SHOP = REPO / "tests" / "workspace" / "shop"
+SHOP = REPO / "steerlsp" / "example" / "project"
 CART = SHOP / "shop" / "cart.py"
 REQUEST_CANCELLED, REQUEST_FAILED = -32800, -32803
 LOOP = (
@@ -396,6 +415,30 @@ async def model_phases(args: argparse.Namespace) -> dict[str, Any]:
         await client.close()
 
 
+# ---- phase 4: a hostile workspace ------------------------------------------------
+
+
+async def hostile_phase(args: argparse.Namespace) -> dict[str, Any]:
+    base = Path(tempfile.mkdtemp(prefix="steerlsp-hostile-"))
+    report = await hostile.run(
+        args.hostile,
+        args.seed,
+        base,
+        model=args.hostile_model,
+        memory_mb=args.hostile_memory_mb,
+        inflight=args.hostile_inflight,
+        timeout=args.hostile_timeout,
+        progress=lambda line: print(f"  {line}", file=sys.stderr),
+    )
+    result = asdict(report)
+    result["problems"] = report.problems()
+    if result["problems"]:
+        result["kept"] = str(base)  # the workspace and steerlsp's log, to look at
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+    return result
+
+
 # ---- report -----------------------------------------------------------------------
 
 
@@ -456,6 +499,8 @@ def table(result: dict[str, Any]) -> str:
                 f"{mib(rss['before'])} -> {mib(rss['after_storm'])} -> {mib(rss['after_kills'])}",
             ),
         ]
+    if "hostile" in result:
+        rows += table_rows(result["hostile"])
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [
         "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
@@ -484,9 +529,33 @@ def main() -> int:
         default=0.01,
         help="share of too-long frames followed by 0.7 s of silence",
     )
+    parser.add_argument(
+        "--hostile", type=float, default=0, help="seconds in a hostile workspace (0: off)"
+    )
+    parser.add_argument(
+        "--only-hostile",
+        action="store_true",
+        help="run only the hostile phase (for --hostile seconds; 120 if not given)",
+    )
+    parser.add_argument(
+        "--hostile-model", action="store_true", help="load the real model in the hostile phase"
+    )
+    parser.add_argument(
+        "--hostile-memory-mb",
+        type=int,
+        default=None,
+        help="upstream.memoryLimitMb in the hostile phase (default: steerlsp's)",
+    )
+    parser.add_argument(
+        "--hostile-timeout", type=float, default=60, help="seconds before a request is a hang"
+    )
+    parser.add_argument("--hostile-inflight", type=int, default=8, help="requests in flight")
     parser.add_argument("--seed", type=int, default=None, help="default: random, printed")
     parser.add_argument("--out", default="bench/results/fuzz.json", help="JSON file (or folder)")
     args = parser.parse_args()
+    if args.only_hostile:
+        args.frames = args.pylsp_frames = args.storm = args.kills = 0
+        args.hostile = args.hostile or 120
     if args.seed is None:
         args.seed = random.randrange(2**32)
     print(f"seed {args.seed}", file=sys.stderr)
@@ -505,6 +574,10 @@ def main() -> int:
         if args.storm or args.kills:
             print("cancel storm and upstream kills (real model, pylsp)...", file=sys.stderr)
             result["model"] = await model_phases(args)
+        if args.hostile:
+            model = "the real model" if args.hostile_model else "--no-model"
+            print(f"hostile workspace ({model}, {args.hostile:.0f} s)...", file=sys.stderr)
+            result["hostile"] = await hostile_phase(args)
         return result
 
     result = asyncio.run(run())
@@ -522,6 +595,10 @@ def main() -> int:
             problems.append("model session: the steerlsp process died")
         if m["control_chars"]:
             problems.append(f"model session: control characters written: {m['control_chars']}")
+    if "hostile" in result:
+        problems += [f"hostile: {p}" for p in result["hostile"]["problems"]]
+        if "kept" in result["hostile"]:
+            print(f"hostile: workspace and log kept in {result['hostile']['kept']}")
     result["problems"] = problems
     out = Path(args.out)
     if out.is_dir() or not out.suffix:

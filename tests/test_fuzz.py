@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import hostile
 from tests.fuzzing import FuzzClient, Fuzzer, Report, Target, fuzz, identifier_positions
 from tests.rawclient import FAKE_UPSTREAM, steerlsp_command
 
@@ -176,3 +177,25 @@ async def test_cancel_burst_with_the_real_model(start_fuzz, tmp_path):
     assert all(client.replies[f'"{i}"'] == 1 for i in ids)
     assert not client.control_chars, client.control_chars
     assert client.alive
+
+
+HOSTILE_SECONDS = float(os.environ.get("STEERLSP_HOSTILE_SECONDS", "20"))
+
+
+async def test_hostile_workspace(tmp_path):
+    """steerlsp (--no-model) in bench/hostile_workspace.py's workspace for 20 s, served
+    by bench/hostile.py's client: no workspace code runs, every request is answered
+    once (none hangs 30 s), no special file reaches pylsp, every process runs outside
+    the workspace with PYTHONSAFEPATH, no pylsp outgrows its memory limit, and steerlsp
+    exits cleanly, leaving nothing running. bench/fuzz.py --hostile runs it longer."""
+    report = await hostile.run(HOSTILE_SECONDS, SEED, tmp_path, timeout=30)
+    problems = report.problems()
+    assert not problems, (
+        f"seed {SEED} (STEERLSP_FUZZ_SEED), workspace and log in {tmp_path}: "
+        + "; ".join(problems)
+        + f"; sent just before the first hang: {report.before_first_hang[-15:]}"
+        + f"; processes then: {report.hang_snapshot}"
+    )
+    assert report.requests >= 20, report.by_method
+    assert report.special_requests > 0 and report.notifications.get("textDocument/didOpen")
+    assert report.pylsp_peak_mib > 0 and report.memory_limit_mb == 2048
