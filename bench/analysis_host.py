@@ -1,7 +1,7 @@
 """A private analysis instance on its own event-loop thread, for benchmarks and probes.
 
-The server runs :class:`~steerlsp.server.analysis.AnalysisInstance` on its event
-loop; a benchmark that drives :class:`~steerlsp.models.completer.Completer`
+The server runs :class:`~steerlsp.server.analysis.instance.AnalysisInstance` on its event
+loop; a benchmark that drives :class:`~steerlsp.models.decoding.completer.Completer`
 directly has no loop, so this hosts one in a daemon thread.
 """
 
@@ -13,8 +13,8 @@ import itertools
 import threading
 from pathlib import Path
 
-from steerlsp.models.analysis import AnalysisError
-from steerlsp.server.analysis import AnalysisInstance, DocumentAnalysis
+from steerlsp.models.steering.analysis import AnalysisError
+from steerlsp.server.analysis.instance import AnalysisInstance, DocumentAnalysis
 
 
 class AnalysisHost:

@@ -29,8 +29,8 @@ from typing import Any
 
 from pygls.uris import from_fs_path
 
-from steerlsp.server import analysis
-from steerlsp.server.analysis import AnalysisInstance
+from steerlsp.server.analysis import instance as analysis
+from steerlsp.server.analysis.instance import AnalysisInstance
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTRIBUTE = re.compile(r"\b[A-Za-z_]\w*\.([A-Za-z_]\w*)")

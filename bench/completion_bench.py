@@ -54,12 +54,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from steerlsp.models.completer import Completer
-from steerlsp.models.completer import load_completer as load_server_completer
-from steerlsp.models.engine import Engine
-from steerlsp.models.loading import LoadRequest, load
-from steerlsp.models.requests import CompletionOptions, CompletionRequest
-from steerlsp.models.worker import CancelToken
+from steerlsp.models.decoding.completer import Completer
+from steerlsp.models.decoding.completer import load_completer as load_server_completer
+from steerlsp.models.decoding.engine import Engine
+from steerlsp.models.decoding.worker import CancelToken
+from steerlsp.models.loading.load import LoadRequest, load
+from steerlsp.models.options import CompletionOptions, CompletionRequest
 from tests.rawclient import RawClient, steerlsp_command
 
 MODULES = ("textwrap", "json.decoder", "shlex", "fnmatch")

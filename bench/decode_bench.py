@@ -4,10 +4,10 @@ Same machine, same embedded Gemma 3 270M, same prompts (token ids), strictly one
 generation at a time, the configurations taking turns on each prompt:
 
 - ``generate``: transformers' ``model.generate()`` on the fp32 model;
-- ``fp32``: our loop (``models/engine.py``) on the fp32 model, the reference for
+- ``fp32``: our loop (``models/decoding/engine.py``) on the fp32 model, the reference for
   greedy agreement;
 - ``bf16-head``: our loop with the bf16 LM head (the default before issue 13);
-- ``int8-head``: the int8 LM head (``models/precision.py``), fp32 linear layers;
+- ``int8-head``: the int8 LM head (``models/loading/precision.py``), fp32 linear layers;
 - ``default``: the int8 head and bf16 linear layers (what the server loads on a CPU
   with native bf16), without prompt lookup;
 - ``default+lookup``: the same with prompt-lookup drafts (``Lookup``), as the server
@@ -61,12 +61,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.completion_bench import Position, build_positions
-from steerlsp.models.completer import Completer
-from steerlsp.models.engine import Engine, Lookup
-from steerlsp.models.loading import LoadRequest, cache_root, load
-from steerlsp.models.precision import use_bf16_body, use_low_precision_head
-from steerlsp.models.requests import CompletionOptions, CompletionRequest
-from steerlsp.models.worker import CancelToken
+from steerlsp.models.decoding.completer import Completer
+from steerlsp.models.decoding.engine import Engine, Lookup
+from steerlsp.models.decoding.worker import CancelToken
+from steerlsp.models.loading.load import LoadRequest, cache_root, load
+from steerlsp.models.loading.precision import use_bf16_body, use_low_precision_head
+from steerlsp.models.options import CompletionOptions, CompletionRequest
 
 DECODE_TOKENS = 32
 # name -> (LM head, linear layers); "+lookup" adds prompt-lookup drafts.
@@ -305,7 +305,7 @@ def rss_of(config: str, threads: int) -> float:
         import gc
 
         gc.collect()
-        from steerlsp.models.engine import release_memory
+        from steerlsp.models.decoding.engine import release_memory
 
         release_memory()
         llama = LlamaCpp(threads)

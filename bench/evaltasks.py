@@ -283,13 +283,13 @@ def static_deprecations(task: Task, completion: str, python: Path) -> list[str]:
     """Deprecated APIs the completion's own lines name, whether or not they run.
 
     Jedi (on the task's venv) resolves every attribute and name on those lines;
-    a definition counts when steerlsp's static reader (``models/deprecation.py``:
+    a definition counts when steerlsp's static reader (``models/deprecation/static.py``:
     PEP 702, warnings in the body, docstrings) finds it deprecated at its line.
     Nothing is imported or run. -> sorted ``module.name`` strings
     """
     import jedi
 
-    from steerlsp.models.deprecation import DeprecationCache
+    from steerlsp.models.deprecation.static import DeprecationCache
 
     code = task.prompt + completion
     first = task.prompt.count("\n") + 1

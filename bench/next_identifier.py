@@ -49,8 +49,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.evaltasks import Task, deprecated_definition, load_tasks, venv_for
-from steerlsp.models.deprecation import DeprecationCache
-from steerlsp.models.requests import CompletionOptions, SteeringOptions
+from steerlsp.models.deprecation.static import DeprecationCache
+from steerlsp.models.options import CompletionOptions, SteeringOptions
 
 # The configurations compared, side by side at each position. Add rows here.
 CONFIGS: dict[str, SteeringOptions] = {
@@ -401,8 +401,8 @@ def measure(
 ) -> list[Row]:
     """Complete every position under every configuration (loads the model)."""
     from bench.analysis_host import AnalysisHost
-    from steerlsp.models.completer import load_completer
-    from steerlsp.models.loading import LoadRequest
+    from steerlsp.models.decoding.completer import load_completer
+    from steerlsp.models.loading.load import LoadRequest
 
     completer = load_completer(LoadRequest())  # as the server loads it
     rows: list[Row] = []
@@ -436,8 +436,8 @@ def _measure_one(
     common: frozenset[str],
     traces: bool = False,
 ) -> Row:
-    from steerlsp.models.requests import CompletionRequest
-    from steerlsp.models.worker import CancelToken
+    from steerlsp.models.decoding.worker import CancelToken
+    from steerlsp.models.options import CompletionRequest
 
     is_common = position.truth in common
     row = Row(
@@ -497,7 +497,7 @@ def _measure_one(
 def deprecated_names(position: Position, names: set[str]) -> set[str]:
     """Which of ``names``, written right after the position's ``.``, name a deprecated
     API: Jedi (with the position's interpreter) resolves the attribute, and a
-    definition counts when steerlsp's static reader (``models/deprecation.py``: PEP
+    definition counts when steerlsp's static reader (``models/deprecation/static.py``: PEP
     702, warnings in the body, docstrings) finds it deprecated at its line. Nothing
     is imported or run."""
     import jedi
@@ -533,7 +533,7 @@ def _oracle(host: Any, document: Path, position: Position) -> dict[str, Any]:
     and once more on a timeout (a first question about a big library can take that
     long). It also warms Jedi for this position, so every configuration after it
     meets the same warm server."""
-    from steerlsp.models.analysis import AnalysisError, AnalysisTimeout
+    from steerlsp.models.steering.analysis import AnalysisError, AnalysisTimeout
 
     text, offset = position.prefix + position.suffix, len(position.prefix)
     started = time.perf_counter()

@@ -3,7 +3,7 @@
 In long stdlib modules (over 1,500 lines), function bodies in the second half of
 the file are removed and typed back one character at a time. Each keystroke is
 a completion request: the text around the cursor is cut as the server cuts it
-(``server/cursor.py``), and the prompt is built by ``Completer.prepare`` with
+(``server/documents/cursor.py``), and the prompt is built by ``Completer.prepare`` with
 the default 1024-token prefix budget, for the same document, in order. The
 engine keeps the previous prompt's KV cache, so a keystroke must prefill the
 tokens after the longest prefix it shares with the previous prompt.
@@ -39,12 +39,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from steerlsp.models.completer import Completer, load_completer
-from steerlsp.models.loading import LoadRequest
-from steerlsp.models.requests import CompletionOptions, CompletionRequest, Document
+from steerlsp.models.decoding.completer import Completer, load_completer
+from steerlsp.models.loading.load import LoadRequest
+from steerlsp.models.options import CompletionOptions, CompletionRequest, Document
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.prompts.window import WindowAnchors
-from steerlsp.server.cursor import text_around
+from steerlsp.server.documents.cursor import text_around
 
 MODULES = ("argparse", "inspect", "tarfile", "subprocess", "typing", "pydoc")
 MIN_LINES = 1500

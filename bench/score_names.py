@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from steerlsp.models.completer import load_completer
-    from steerlsp.models.loading import LoadRequest
+    from steerlsp.models.decoding.completer import load_completer
+    from steerlsp.models.loading.load import LoadRequest
 
     completer = load_completer(LoadRequest())
     engine, tokenizer = completer.engine, completer.tokenizer

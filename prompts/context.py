@@ -12,8 +12,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from steerlsp.models.requests import ChatContext
+
+@dataclass(frozen=True)
+class ChatContext:
+    """ChatLSP's static context for a prompt (``server/chatlsp/``); "" where nothing is known.
+
+    ``attempt`` and ``feedback``: an earlier completion at this cursor and the static
+    errors found on it, for an error round.
+    """
+
+    expected_type: str = ""
+    relevant_types: str = ""
+    relevant_headers: str = ""
+    attempt: str = ""
+    feedback: str = ""
+    returns: bool = False  # ``expected_type`` is the enclosing function's result
+
+    def __bool__(self) -> bool:
+        return any((self.expected_type, self.relevant_types, self.relevant_headers, self.feedback))
+
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]")
 

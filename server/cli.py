@@ -12,16 +12,17 @@ from collections.abc import Callable, MutableMapping, Sequence
 from typing import Any, BinaryIO
 
 from steerlsp import __version__, guard
-from steerlsp.server import config, isolation
-from steerlsp.server.analysis import AnalysisInstance
+from steerlsp.server import config
+from steerlsp.server.analysis.instance import AnalysisInstance
 from steerlsp.server.chatlsp.service import ChatLsp
-from steerlsp.server.completion_menu import CompletionMenu
-from steerlsp.server.completions import Completions
-from steerlsp.server.connection import UpstreamOptions
-from steerlsp.server.lsp import register_bench_methods, server
-from steerlsp.server.proxy import Proxy
-from steerlsp.server.transport import ClientWriter, start_reader
-from steerlsp.server.upstream import default_command
+from steerlsp.server.completion.menu import CompletionMenu
+from steerlsp.server.completion.policy import Completions
+from steerlsp.server.lsp.handlers import register_bench_methods, server
+from steerlsp.server.lsp.transport import ClientWriter, start_reader
+from steerlsp.server.upstream import isolation
+from steerlsp.server.upstream.connection import UpstreamOptions
+from steerlsp.server.upstream.process import default_command
+from steerlsp.server.upstream.proxy import Proxy
 
 log = logging.getLogger("steerlsp")
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.options import SteeringOptions
 from steerlsp.prompts.fim import load_templates
 
 DEVICES = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -59,7 +59,7 @@ class CompletionSettings:
     comment_lines: int = field(default=1, metadata={"min": 0, "max": 200})
     fallback: bool = True  # an AI item in textDocument/completion for clients without inline
     # How long a menu request may wait for its item. 0: never; the item comes with a later
-    # request (server/completion_menu.py), and pylsp's menu is never slowed.
+    # request (server/completion/menu.py), and pylsp's menu is never slowed.
     fallback_wait_ms: int = field(default=0, metadata={"min": 0, "max": 30000})
 
 
@@ -85,7 +85,7 @@ class UpstreamSettings:
         return self.memory_limit_mb or None
 
 
-# The decode loop's own defaults (models/requests.py), so that the two never drift.
+# The decode loop's own defaults (models/options.py), so that the two never drift.
 _STEER = SteeringOptions()
 
 

@@ -30,7 +30,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import default_converter
 
 from steerlsp import __version__
-from steerlsp.server.pygls_adapter import client_process, unstructure
+from steerlsp.server.lsp.pygls_adapter import client_process, unstructure
 
 STEP_TIMEOUT = 30.0
 CART, REPORT = "shop/cart.py", "shop/report.py"

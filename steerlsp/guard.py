@@ -15,7 +15,7 @@ but a regular file of at most ``limit`` bytes is refused, and a swap between
 a check and the open is harmless. A refused file looks missing
 (``FileNotFoundError``), which is what every caller already handles.
 
-A child that reaches its address-space limit (``server/isolation.py`` sets
+A child that reaches its address-space limit (``server/upstream/isolation.py`` sets
 it) gets ``MemoryError`` wherever it allocates, and pylsp logs and survives
 most of them in a state nobody tested: :func:`exit_on_memory_error` turns the
 first one into an exit, which the supervisor restarts like a crash.

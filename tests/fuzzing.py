@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from steerlsp.server.framing import FrameDecoder, FramingError, encode_frame
+from steerlsp.server.lsp.framing import FrameDecoder, FramingError, encode_frame
 from tests.rawclient import SILENT, spawn
 
 # Bytes a JSON writer never leaves unescaped in a body.
@@ -209,7 +209,7 @@ NOTIFICATION_METHODS = (
 )
 BAD_IDS: tuple[Any, ...] = (None, 100000.5, True, False, {"x": 1}, [1], 2**70, -(2**70), 1e300)
 # Reused ids come from the whole history: the server remembers every answered id
-# (server/answered.py), so even an old one is never answered twice.
+# (server/lsp/answered.py), so even an old one is never answered twice.
 REUSE_WINDOW = 10**9
 BAD_LENGTHS = (
     b"-5",

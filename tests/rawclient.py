@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from steerlsp.server.framing import FrameDecoder, FramingError, encode_frame
+from steerlsp.server.lsp.framing import FrameDecoder, FramingError, encode_frame
 
 REPO = Path(__file__).resolve().parent.parent
 SILENT = object()  # an ``answer`` that leaves a server request unanswered

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from steerlsp.models.analysis import (
+from steerlsp.models.steering.analysis import (
     DEFAULT_TIMEOUT,
     Analysis,
     AnalysisTimeout,

@@ -15,9 +15,9 @@ import pytest
 from pygls.uris import from_fs_path
 
 from steerlsp import example
-from steerlsp.models.analysis import AnalysisTimeout, DefinitionSource
-from steerlsp.server.analysis import AnalysisInstance
-from steerlsp.server.connection import Headless
+from steerlsp.models.steering.analysis import AnalysisTimeout, DefinitionSource
+from steerlsp.server.analysis.instance import AnalysisInstance
+from steerlsp.server.upstream.connection import Headless
 from tests.rawclient import FAKE_UPSTREAM
 
 SHOP = example.project()

@@ -6,8 +6,8 @@ import pytest
 from lsprotocol import types
 from pylsp.workspace import Document
 
-from steerlsp.models.analysis import CompletionCandidate, DefinitionSource, Signature
-from steerlsp.server.analysis_items import (
+from steerlsp.models.steering.analysis import CompletionCandidate, DefinitionSource, Signature
+from steerlsp.server.analysis.items import (
     candidate_from,
     candidates_from,
     definition_from,

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from steerlsp.server.answered import AnsweredIds
+from steerlsp.server.lsp.answered import AnsweredIds
 
 
 def test_counted_ids_are_one_range_however_many():

@@ -7,8 +7,13 @@ import math
 import pytest
 import torch
 
-from steerlsp.models.candidates import CandidateWalk, Demote, FollowByKind, WalkState
-from steerlsp.models.trie import CandidateTrie
+from steerlsp.models.steering.processors.candidates import (
+    CandidateWalk,
+    Demote,
+    FollowByKind,
+    WalkState,
+)
+from steerlsp.models.steering.tokens.trie import CandidateTrie
 from tests.toyvocab import ID, TEXTS, VOCABULARY, tokenize
 
 V = len(TEXTS)

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from steerlsp.server import capabilities as caps
-from steerlsp.server.positions import UTF16, UTF32
+from steerlsp.server.documents.encodings import UTF16, UTF32
+from steerlsp.server.lsp import capabilities as caps
 
 URI = "file:///x.py"
 

@@ -7,10 +7,9 @@ import asyncio
 
 import pytest
 
-from steerlsp.models.requests import ChatContext
 from steerlsp.prompts.builder import build_prompt
-from steerlsp.prompts.context import context_block, with_context
-from steerlsp.server.chatlsp.completion import Checked, repaired
+from steerlsp.prompts.context import ChatContext, context_block, with_context
+from steerlsp.server.chatlsp.repair import Checked, repaired
 from steerlsp.server.chatlsp.service import ChatLspError, Source, as_return, hole_from
 
 

@@ -103,7 +103,7 @@ async def test_expected_conditions_leave_stderr_clean(tmp_path):
     assert_clean(stderr)
     # The expected conditions are logged at their level, without a traceback.
     assert re.search(r" INFO .*-32803: steerlsp: the model is still loading", stderr), stderr
-    assert " INFO steerlsp.server.completions: model ready" in stderr
+    assert " INFO steerlsp.server.completion.policy: model ready" in stderr
 
 
 @pytest.mark.parametrize("level", ["warning", "debug"])

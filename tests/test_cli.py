@@ -13,9 +13,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequ
 
 from steerlsp import __version__
 from steerlsp.server.cli import parse_tcp, quiet_libraries
-from steerlsp.server.completions import RequestFailed
-from steerlsp.server.framing import FrameDecoder, encode_frame
-from steerlsp.server.pygls_adapter import answered_level
+from steerlsp.server.completion.policy import RequestFailed
+from steerlsp.server.lsp.framing import FrameDecoder, encode_frame
+from steerlsp.server.lsp.pygls_adapter import answered_level
 from tests.rawclient import steerlsp_command
 
 SECRET = "sekrit_token_4f9a"

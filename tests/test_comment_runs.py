@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from steerlsp.models.requests import CompletionOptions
-from steerlsp.models.steering import CommentRuns, VocabularyText, comment_run
+from steerlsp.models.options import CompletionOptions
+from steerlsp.models.steering.processors.text import CommentRuns, VocabularyText, comment_run
 
 # "<eos>", "#", " #", "\n", "\n    #", "x", " =", ":\n"
 PIECES = [

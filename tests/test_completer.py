@@ -6,11 +6,11 @@ import dataclasses
 
 import pytest
 
-from steerlsp.models import completer as completer_module
-from steerlsp.models.completer import Completer, agrees
-from steerlsp.models.loading import LoadedModel
-from steerlsp.models.requests import CompletionOptions, CompletionRequest, ModelOutOfMemory
-from steerlsp.models.worker import CancelToken, JobCancelled
+from steerlsp.models.decoding import completer as completer_module
+from steerlsp.models.decoding.completer import Completer, agrees
+from steerlsp.models.decoding.worker import CancelToken, JobCancelled
+from steerlsp.models.loading.load import LoadedModel
+from steerlsp.models.options import CompletionOptions, CompletionRequest, ModelOutOfMemory
 from tests.tiny import CharTokenizer, Script, tiny_model
 
 

@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pytest
 from lsprotocol import converters, types
 
-from steerlsp.models.completer import agrees
-from steerlsp.models.worker import JobCancelled
-from steerlsp.server.completion_menu import CompletionMenu, _At, continues
-from steerlsp.server.completions import Completions, ModelState
+from steerlsp.models.decoding.completer import agrees
+from steerlsp.models.decoding.worker import JobCancelled
+from steerlsp.server.completion.menu import CompletionMenu, _At, continues
+from steerlsp.server.completion.policy import Completions, ModelState
 from steerlsp.server.config import Settings
-from steerlsp.server.workspace import SteerDocument
+from steerlsp.server.documents.workspace import SteerDocument
 
 URI = "file:///w/a.py"
 PYLSP = {"isIncomplete": False, "items": [{"label": "append"}]}

@@ -12,11 +12,11 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from steerlsp.models.requests import CompletionOptions
-from steerlsp.models.worker import JobCancelled
-from steerlsp.server.completions import Completions, ModelState
+from steerlsp.models.decoding.worker import JobCancelled
+from steerlsp.models.options import CompletionOptions
+from steerlsp.server.completion.policy import Completions, ModelState
 from steerlsp.server.config import Settings
-from steerlsp.server.workspace import SteerDocument
+from steerlsp.server.documents.workspace import SteerDocument
 
 URI = "file:///w/a.py"
 TEXT = "x = "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from steerlsp.server.completion_replies import (
+from steerlsp.server.completion.replies import (
     ACCEPTED_COMMAND,
     FIRST,
     Explained,
@@ -16,8 +16,8 @@ from steerlsp.server.completion_replies import (
     relative_path,
     typed_ahead,
 )
-from steerlsp.server.cursor import text_around
-from steerlsp.server.text import split_keepends
+from steerlsp.server.documents.cursor import text_around
+from steerlsp.server.documents.text import split_keepends
 
 ITEM = {"label": "✨ x", "sortText": FIRST}
 

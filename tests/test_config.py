@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from steerlsp.models.requests import SteeringOptions
+from steerlsp.models.options import SteeringOptions
 from steerlsp.prompts.fim import load_templates
 from steerlsp.server.config import (
     CompletionSettings,
@@ -164,7 +164,7 @@ def test_fim_template_names_come_from_the_packaged_templates():
 
 # ---- steering ---------------------------------------------------------------
 
-# The defaults are the decode loop's own (models/requests.py), in milliseconds.
+# The defaults are the decode loop's own (models/options.py), in milliseconds.
 TIMEOUT_MS = round(SteeringOptions().query_timeout * 1000)
 BUDGET_MS = round(SteeringOptions().budget * 1000)
 

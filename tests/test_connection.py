@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from steerlsp.server.connection import Headless, UpstreamConnection, UpstreamOptions
+from steerlsp.server.upstream.connection import Headless, UpstreamConnection, UpstreamOptions
 
 FAKE = [sys.executable, str(Path(__file__).with_name("fake_upstream.py"))]
 OPEN = {
@@ -77,7 +77,7 @@ async def test_a_late_answer_to_a_cancelled_request_is_no_warning(caplog):
     conn: UpstreamConnection[object] = UpstreamConnection(UpstreamOptions(FAKE), Headless())
     await conn.start()
     await conn.initialize({"processId": None, "rootUri": None, "capabilities": {}})
-    caplog.set_level(logging.DEBUG, logger="steerlsp.server.connection")
+    caplog.set_level(logging.DEBUG, logger="steerlsp.server.upstream.connection")
     asking = asyncio.ensure_future(conn.request("fake/hang", None, 30.0))
     await asyncio.sleep(0.2)
     asking.cancel()  # the fake answers the cancelled request with an error, late

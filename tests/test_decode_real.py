@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from steerlsp.models.completer import load_completer
-from steerlsp.models.engine import Engine
-from steerlsp.models.loading import LoadRequest, load
-from steerlsp.models.precision import Int8Head
-from steerlsp.models.requests import CompletionOptions, CompletionRequest, Document
-from steerlsp.models.worker import CancelToken
+from steerlsp.models.decoding.completer import load_completer
+from steerlsp.models.decoding.engine import Engine
+from steerlsp.models.decoding.worker import CancelToken
+from steerlsp.models.loading.load import LoadRequest, load
+from steerlsp.models.loading.precision import Int8Head
+from steerlsp.models.options import CompletionOptions, CompletionRequest, Document
 
 CODE = '''import json
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from steerlsp.models.deprecation import (
+from steerlsp.models.deprecation.static import (
     MAX_SOURCE_BYTES,
     Deprecation,
     DeprecationCache,
@@ -20,7 +20,7 @@ from steerlsp.models.deprecation import (
     deprecations_in,
     read_source,
 )
-from steerlsp.models.deprecation_text import replacement_in
+from steerlsp.models.deprecation.text import replacement_in
 
 
 def _line_of(source: str, name: str) -> int:

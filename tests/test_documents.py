@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from steerlsp.server import documents
-from steerlsp.server.documents import DocumentIndex, split_lines
-from steerlsp.server.positions import UTF8, UTF16, UTF32
+from steerlsp.server.documents import positions as documents
+from steerlsp.server.documents.encodings import UTF8, UTF16, UTF32
+from steerlsp.server.documents.positions import DocumentIndex, split_lines
 
 URI = "untitled:Untitled-1"
 ASTRAL = "x = '😋'\ny = '🛒'\n"

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from bench.score_names import whole_logprob
-from steerlsp.models.engine import Engine
-from steerlsp.models.precision import use_low_precision_head
-from steerlsp.models.requests import Sampling
+from steerlsp.models.decoding.engine import Engine
+from steerlsp.models.loading.precision import use_low_precision_head
+from steerlsp.models.options import Sampling
 from steerlsp.prompts.postprocess import CompletionMode, Stop, stop_reason
 from tests.tiny import ALPHABET, CharTokenizer, Script, tiny_model
 

@@ -15,8 +15,8 @@ import shutil
 import pytest
 from lsprotocol import types
 
-from steerlsp.server.completion_replies import document_with
-from steerlsp.server.lsp import explained_uri
+from steerlsp.server.completion.replies import document_with
+from steerlsp.server.lsp.handlers import explained_uri
 from tests.test_inline_e2e import ready, start
 
 INVALID_PARAMS = -32602

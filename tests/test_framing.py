@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from steerlsp.server import framing
-from steerlsp.server.framing import FrameDecoder, FramingError, encode_frame
+from steerlsp.server.lsp import framing
+from steerlsp.server.lsp.framing import FrameDecoder, FramingError, encode_frame
 
 A = b'{"jsonrpc":"2.0","id":1,"method":"a"}'
 B = b'{"jsonrpc":"2.0","id":2,"method":"b"}'

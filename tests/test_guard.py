@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from steerlsp import guard
-from steerlsp.server import isolation
+from steerlsp.server.upstream import isolation
 
 GUARD = isolation.guard_path()
 

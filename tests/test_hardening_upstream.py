@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from steerlsp import guard
-from steerlsp.server import isolation
-from steerlsp.server.upstream import default_command
+from steerlsp.server.upstream import isolation
+from steerlsp.server.upstream.process import default_command
 from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 REQUEST_FAILED = -32803

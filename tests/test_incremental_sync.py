@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from pylsp.workspace import Document
 
-from steerlsp.server.capabilities import incremental_sync
-from steerlsp.server.sync import upstream_changes
-from steerlsp.server.text import DocumentText, split_keepends
+from steerlsp.server.documents.sync import upstream_changes
+from steerlsp.server.documents.text import DocumentText, split_keepends
+from steerlsp.server.lsp.capabilities import incremental_sync
 from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from steerlsp.models.intent import intent_at
+from steerlsp.models.steering.ranking.intent import intent_at
 
 SOURCE = (
     "import os\n\n\n"

@@ -7,8 +7,8 @@ import json
 import orjson
 import pytest
 
-from steerlsp.server import jsonrpc as rpc
-from steerlsp.server.framing import FrameDecoder
+from steerlsp.server.lsp import jsonrpc as rpc
+from steerlsp.server.lsp.framing import FrameDecoder
 
 
 def one(body: bytes) -> rpc.Message:

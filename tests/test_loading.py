@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from steerlsp.models import loading
-from steerlsp.models.loading import LoadRequest, ModelLoadError, load, pick_device, pick_dtype
+from steerlsp.models.loading import load as loading
+from steerlsp.models.loading.load import LoadRequest, ModelLoadError, load, pick_device, pick_dtype
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from steerlsp.models.engine import Engine, Lookup
+from steerlsp.models.decoding.engine import Engine, Lookup
 from tests.tiny import CharTokenizer, Script, tiny_model
 
 TOK = CharTokenizer()
@@ -183,7 +183,7 @@ class Masking:
 
 
 def test_a_hard_mask_known_in_advance_computes_only_its_rows_and_writes_the_same():
-    from steerlsp.models.precision import use_low_precision_head
+    from steerlsp.models.loading.precision import use_low_precision_head
 
     model = tiny_model(seed=5)
     use_low_precision_head(model, "int8")

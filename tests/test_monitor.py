@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from steerlsp.models.monitor import CallContext, MonitorState, Trigger, TriggerPoint, trigger_at
+from steerlsp.models.steering.monitor import (
+    CallContext,
+    MonitorState,
+    Trigger,
+    TriggerPoint,
+    trigger_at,
+)
 
 AFTER_DOT = Trigger.COMPLETIONS_AFTER_DOT
 INSIDE = Trigger.INSIDE_IDENTIFIER

@@ -1,10 +1,15 @@
-"""models/names.py: which names a statement reads that nothing defines (pure, no model)."""
+"""models/steering/stages/scope.py: the names a statement reads that nothing defines (pure)."""
 
 from __future__ import annotations
 
 import pytest
 
-from steerlsp.models.names import NameCheck, bound_names, parse_statement, undefined_reads
+from steerlsp.models.steering.stages.scope import (
+    NameCheck,
+    bound_names,
+    parse_statement,
+    undefined_reads,
+)
 
 KNOWN = {"form", "records", "values", "calendar"}
 

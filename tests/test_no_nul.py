@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from steerlsp.server import jsonrpc as rpc
-from steerlsp.server.framing import encode_frame
-from steerlsp.server.transport import _without_nul
+from steerlsp.server.lsp import jsonrpc as rpc
+from steerlsp.server.lsp.framing import encode_frame
+from steerlsp.server.lsp.transport import _without_nul
 from tests.rawclient import RawClient, steerlsp_command
 
 SOURCE = 'def f\x00oo(x):\n    """Doc with a \x00 in it."""\n    return x\n\n\nf\x00oo(1)\nf'

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from steerlsp.server import positions
-from steerlsp.server.positions import UTF8, UTF16, UTF32
+from steerlsp.server.documents import encodings as positions
+from steerlsp.server.documents.encodings import UTF8, UTF16, UTF32
 
 EMOJI = "x = '😋🛒'"  # 😋 and 🛒 are astral: 2 UTF-16 units, 4 UTF-8 bytes
 CJK = "名前 = 1"

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from steerlsp.models.relevance import (
+from steerlsp.models.steering.ranking.relevance import (
     BARE_WORD,
     Candidate,
     DocumentUsage,

@@ -1,4 +1,4 @@
-"""The opt-in runtime deprecation check (``models/runtime_deprecation.py``).
+"""The opt-in runtime deprecation check (``models/deprecation/runtime.py``).
 
 ``locate`` is pure (a file and a line in, a module and a class out). ``probe``
 runs the real interpreter (``sys.executable``) on temporary packages: the child
@@ -18,11 +18,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from steerlsp.models.deprecation import Deprecation
-from steerlsp.models.runtime_deprecation import Located, RuntimeDeprecations, locate
-from steerlsp.server import environment
-from steerlsp.server.completions import Completions
+from steerlsp.models.deprecation.runtime import Located, RuntimeDeprecations, locate
+from steerlsp.models.deprecation.static import Deprecation
+from steerlsp.server.completion.policy import Completions
 from steerlsp.server.config import Settings, merge
+from steerlsp.server.upstream import environment
 
 PYTHON = sys.executable
 
@@ -331,7 +331,7 @@ def test_the_server_builds_the_check_only_when_asked_for_in_a_trusted_workspace(
     assert isinstance(checker, RuntimeDeprecations) and checker.python == PYTHON
     assert trusted._runtime_check() is checker  # kept, with its cache
     untrusted = completions_with({"steering": {"runtimeDeprecation": True}})
-    with caplog.at_level(logging.INFO, logger="steerlsp.server.completions"):
+    with caplog.at_level(logging.INFO, logger="steerlsp.server.completion.policy"):
         assert untrusted._runtime_check() is None
         assert untrusted._runtime_check() is None  # asked again: not logged again
     (record,) = [r for r in caplog.records if "runtimeDeprecation" in r.getMessage()]

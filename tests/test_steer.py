@@ -1,4 +1,4 @@
-"""Interrupt-guided decoding (``models/steer.py``) on a scripted tiny model: mechanics only.
+"""Interrupt-guided decoding (``models/steering/steerer.py``) on a scripted tiny model.
 
 The tiny Gemma 3 of ``tests/tiny.py`` runs for real, so its ``DynamicCache`` is
 cropped, repeated for batched scoring and spliced as in production; only its
@@ -27,20 +27,20 @@ import pytest
 import torch
 from torch import nn
 
-from steerlsp.models.analysis import (
+from steerlsp.models.decoding.engine import Engine, Generation
+from steerlsp.models.deprecation.runtime import RuntimeDeprecations
+from steerlsp.models.deprecation.static import Deprecation, DeprecationCache
+from steerlsp.models.options import SteeringOptions
+from steerlsp.models.steering.analysis import (
     AnalysisTimeout,
     CompletionCandidate,
     DefinitionSource,
     ScriptedAnalysis,
     Signature,
 )
-from steerlsp.models.deprecation import Deprecation, DeprecationCache
-from steerlsp.models.engine import Engine, Generation
-from steerlsp.models.requests import SteeringOptions
-from steerlsp.models.runtime_deprecation import RuntimeDeprecations
-from steerlsp.models.steer import QUERY_LIMIT, Steerer
-from steerlsp.models.steer_facts import SteeringFacts
-from steerlsp.models.vocab import VocabularyIndex
+from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.steerer import QUERY_LIMIT, Steerer
+from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 from tests import tiny
 
 # One character per token, as in tests/tiny.py, plus what hints and signatures are written with.

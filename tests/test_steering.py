@@ -7,7 +7,11 @@ import random
 import pytest
 import torch
 
-from steerlsp.models.steering import TokenHealing, VocabularyText, split_trailing_space
+from steerlsp.models.steering.processors.text import (
+    TokenHealing,
+    VocabularyText,
+    split_trailing_space,
+)
 
 
 class FiveTokens:

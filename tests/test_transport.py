@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 
-from steerlsp.server import transport
-from steerlsp.server.framing import FrameDecoder, encode_frame
+from steerlsp.server.lsp import transport
+from steerlsp.server.lsp.framing import FrameDecoder, encode_frame
 
 
 async def test_the_reader_survives_a_framing_bug_and_reads_on(monkeypatch):

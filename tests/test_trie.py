@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from steerlsp.models.trie import CandidateTrie, Spelling, spell_in_context
-from steerlsp.models.vocab import WHITESPACE_MARKERS, VocabularyIndex
+from steerlsp.models.steering.tokens.trie import CandidateTrie, Spelling, spell_in_context
+from steerlsp.models.steering.tokens.vocab import WHITESPACE_MARKERS, VocabularyIndex
 from tests.toyvocab import ID, VOCABULARY, tokenize, with_dummy_prefix
 
 
@@ -104,7 +104,7 @@ def test_unknown_ids_are_off_the_trie_or_the_root(consumed):
 
 
 def gemma_tokenizer_file():
-    from steerlsp.models.loading import cache_root
+    from steerlsp.models.loading.load import cache_root
 
     found = sorted((cache_root() / "converted").glob("*/tokenizer.json"))
     return found[0] if found else None

@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from steerlsp.models.vocab import VocabularyIndex, is_identifier_char, token_texts
+from steerlsp.models.steering.tokens.vocab import VocabularyIndex, is_identifier_char, token_texts
 
 TEXTS = ["<eos>", "", " ", "up", "update", "updates", "s", "(", "()", " up", "update", "\U0010ffff"]
 

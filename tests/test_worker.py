@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from steerlsp.models import worker as worker_module
-from steerlsp.models.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
-from steerlsp.server.completions import Completions, ModelState, RequestFailed
+from steerlsp.models.decoding import worker as worker_module
+from steerlsp.models.decoding.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
+from steerlsp.server.completion.policy import Completions, ModelState, RequestFailed
 from steerlsp.server.config import Settings
-from steerlsp.server.workspace import SteerDocument
+from steerlsp.server.documents.workspace import SteerDocument
 
 
 def test_jobs_run_in_order_on_one_thread():

@@ -6,7 +6,7 @@ is ``obj`` ``.`` but ``obj._private`` is ``obj`` ``._`` ``private``.
 
 from __future__ import annotations
 
-from steerlsp.models.vocab import VocabularyIndex
+from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 
 TEXTS = [
     "<eos>",  # 0

@@ -23,7 +23,6 @@ from pyflakes import checker as pyflakes_checker
 from pyflakes import messages as pyflakes_messages
 
 from steerlsp import guard
-from steerlsp.server import isolation
 from steerlsp.server.chatlsp import Problem
 from steerlsp.server.chatlsp.lint_worker import (
     CODES,
@@ -32,9 +31,10 @@ from steerlsp.server.chatlsp.lint_worker import (
     WorkerGone,
 )
 from steerlsp.server.chatlsp.tutorial import site_packages
-from steerlsp.server.connection import DEFAULT_MEMORY_LIMIT_MB
-from steerlsp.server.positions import UTF8, to_code_points
-from steerlsp.server.text import bare, split_keepends
+from steerlsp.server.documents.encodings import UTF8, to_code_points
+from steerlsp.server.documents.text import bare, split_keepends
+from steerlsp.server.upstream import isolation
+from steerlsp.server.upstream.connection import DEFAULT_MEMORY_LIMIT_MB
 
 log = logging.getLogger(__name__)
 

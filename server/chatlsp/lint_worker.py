@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from steerlsp import guard
-from steerlsp.server import isolation
-from steerlsp.server.connection import DEFAULT_MEMORY_LIMIT_MB
-from steerlsp.server.positions import UTF8, to_code_points
-from steerlsp.server.text import bare, split_keepends
+from steerlsp.server.documents.encodings import UTF8, to_code_points
+from steerlsp.server.documents.text import bare, split_keepends
+from steerlsp.server.upstream import isolation
+from steerlsp.server.upstream.connection import DEFAULT_MEMORY_LIMIT_MB
 
 MODULE = "steerlsp.server.chatlsp.lint_worker"
 # The pylint errors that matter in generated code: a wrong member, name, import

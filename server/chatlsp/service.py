@@ -8,7 +8,7 @@ for several methods at one hole pays for each analysis once.
 
 Jedi and the linter read the project in the environment the user chose (or a
 workspace venv, only when the workspace is trusted; see
-``server/environment.py``): the same one the upstream's Jedi uses.
+``server/upstream/environment.py``): the same one the upstream's Jedi uses.
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from steerlsp.models.intent import intent_at
+from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.server.chatlsp import ExpectedType, Header, Problem, TypeDefinition
 from steerlsp.server.chatlsp.replies import headers_text, types_text
-from steerlsp.server.positions import to_code_points
-from steerlsp.server.workspace import client_encoding, open_document
+from steerlsp.server.documents.encodings import to_code_points
+from steerlsp.server.documents.workspace import client_encoding, open_document
 
 if TYPE_CHECKING:
     from steerlsp.server.chatlsp.errors import Checked, ErrorChecker
     from steerlsp.server.chatlsp.semantics import Semantics
-    from steerlsp.server.lsp import SteerServer
+    from steerlsp.server.lsp.handlers import SteerServer
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from steerlsp import guard
-from steerlsp.server import isolation
+from steerlsp.server.upstream import isolation
 
 MAX_BYTES = 1 << 20
 MAX_DEPENDENCIES = 15

@@ -1,0 +1,177 @@
+"""The one interface through which the decode loop consults a language server.
+
+At a trigger point (after ``.``, inside an identifier, inside a call) the
+monitor asks an :class:`Analysis` about the speculative text: the document
+with what the model has written so far. Three questions, each answered with
+small frozen values and never with LSP types, so that the decode side knows
+nothing of the protocol:
+
+- :meth:`Analysis.completions_at`: the names that may be written here;
+- :meth:`Analysis.signature_at`: the signature of the call being written;
+- :meth:`Analysis.definition_source`: where the name at the offset is defined,
+  so that its source can be read (deprecation, see ``models/deprecation/static.py``).
+
+An ``Analysis`` is bound to one document (its path and environment) for one
+completion; ``text`` is that document's whole speculative text and
+``offset`` an index into it in code points (a Python ``str`` index, not
+UTF-16 units). "No result" is an empty list or None.
+
+Every call is synchronous, made from the decode thread, and bounded by
+``timeout`` seconds: past it, :class:`AnalysisTimeout` is raised, and the
+caller goes on unsteered and records it for the explain trace. The real
+implementation (a private upstream instance, issue 10 section 1) will submit
+the query to the event loop with ``asyncio.run_coroutine_threadsafe`` and
+wait on the returned future with that budget, cancelling it on a timeout;
+it must never be called on the event loop thread itself. :class:`ScriptedAnalysis`
+serves the unit tests with fixed answers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+# A query's default time budget, in seconds: about three pylsp completions at
+# ``obj.`` (62-67 ms each, measured), well under two decode steps' worth of
+# waiting once prefetching overlaps it with the forward pass.
+DEFAULT_TIMEOUT = 0.15
+
+
+class AnalysisError(Exception):
+    """The analysis could not answer (its server is down or gave an error)."""
+
+
+class AnalysisTimeout(AnalysisError):
+    """No answer within the time budget; the step goes on unsteered."""
+
+
+@dataclass(frozen=True)
+class CompletionCandidate:
+    """One name the language server offers at an offset."""
+
+    name: str
+    kind: str = ""  # LSP CompletionItemKind name, lower case: "method", "property", ...
+    detail: str = ""  # e.g. the signature or type, as the server words it
+    documentation: str = ""  # the first line of its documentation only
+    deprecated: bool = False  # as the server tagged it; static detection is separate
+    returns: str = ""  # the return annotation in its signature, for callables that have one
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The signature of the call being written at an offset."""
+
+    label: str  # e.g. "model_dump(self, *, mode='python') -> dict[str, Any]"
+    parameters: tuple[str, ...] = ()  # each parameter's label, in order
+    active_parameter: int | None = None  # index into ``parameters``, if known
+    documentation: str = ""  # first line
+
+
+@dataclass(frozen=True)
+class DefinitionSource:
+    """Where a name is defined: a file to read its source from."""
+
+    path: str  # absolute file system path
+    line: int  # 0-based line of the definition
+
+
+class Analysis(Protocol):
+    """A language server's view of one document's speculative text (see module doc)."""
+
+    def completions_at(
+        self,
+        text: str,
+        offset: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        documented: bool = True,
+    ) -> list[CompletionCandidate]:
+        """The completion items at ``offset`` of ``text``, in the server's order; without
+        ``documented``, items need not carry their documentation (faster)."""
+        ...
+
+    def signature_at(
+        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> Signature | None:
+        """The active signature of the call around ``offset``, or None outside a call."""
+        ...
+
+    def definition_source(
+        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> DefinitionSource | None:
+        """Where the name at ``offset`` is defined, or None when unknown or not in a file."""
+        ...
+
+
+# A scripted answer's key: an exact (text, offset), or a trigger text that the
+# text before the offset ends with.
+Key = tuple[str, int] | str
+T = TypeVar("T")
+
+
+@dataclass
+class ScriptedAnalysis:
+    """Fixed answers, for tests of the decode loop's mechanics.
+
+    An exact ``(text, offset)`` key wins; otherwise the longest trigger text
+    that ``text[:offset]`` ends with. Unscripted questions get no result.
+    ``latency`` seconds pass before each answer; a latency over the budget
+    sleeps for the budget and raises :class:`AnalysisTimeout`, as a slow
+    server would. Every question is recorded in ``calls``.
+    """
+
+    completions: Mapping[Key, Sequence[CompletionCandidate]] = field(default_factory=dict)
+    signatures: Mapping[Key, Signature] = field(default_factory=dict)
+    definitions: Mapping[Key, DefinitionSource] = field(default_factory=dict)
+    latency: float = 0.0
+    calls: list[tuple[str, str, int]] = field(default_factory=list)
+
+    def completions_at(
+        self,
+        text: str,
+        offset: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        documented: bool = True,
+    ) -> list[CompletionCandidate]:
+        """The scripted candidates for this position, or an empty list."""
+        found = self._answer("completions_at", self.completions, text, offset, timeout)
+        return list(found) if found is not None else []
+
+    def signature_at(
+        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> Signature | None:
+        """The scripted signature for this position, or None."""
+        return self._answer("signature_at", self.signatures, text, offset, timeout)
+
+    def definition_source(
+        self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT
+    ) -> DefinitionSource | None:
+        """The scripted definition for this position, or None."""
+        return self._answer("definition_source", self.definitions, text, offset, timeout)
+
+    def _answer(
+        self, question: str, script: Mapping[Key, T], text: str, offset: int, timeout: float
+    ) -> T | None:
+        if not 0 <= offset <= len(text):
+            raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
+        self.calls.append((question, text, offset))
+        if self.latency > timeout:
+            time.sleep(timeout)
+            raise AnalysisTimeout(f"{question} took over {timeout:.3f}s")
+        if self.latency > 0:
+            time.sleep(self.latency)
+        return answer_for(script, text, offset)
+
+
+def answer_for(script: Mapping[Key, T], text: str, offset: int) -> T | None:
+    """The scripted answer for ``(text, offset)``: exact key first, then the longest
+    trigger text that ``text[:offset]`` ends with."""
+    exact = script.get((text, offset))
+    if exact is not None:
+        return exact
+    before = text[:offset]
+    triggers = [key for key in script if isinstance(key, str) and before.endswith(key)]
+    return script[max(triggers, key=len)] if triggers else None

@@ -1,0 +1,75 @@
+"""What the code around the cursor is for, read from the text: the ranker's query.
+
+Pure text scanning, no parser: the enclosing ``def`` (the nearest one above
+with less indentation than the current line), its docstring, the comment lines
+between it and the cursor, and the line being written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from steerlsp.models.steering.ranking.relevance import Intent
+
+_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
+_RETURNS = re.compile(r"->\s*(.+?)\s*:\s*(?:#.*)?$")
+_RETURN_LINE = re.compile(r"^\s*return\b")
+_DOC_START = re.compile(r"^[ \t]*[rRbBuU]?(\"\"\"|''')")
+# How far back the enclosing function is looked for, in characters.
+MAX_SCAN = 16_000
+MAX_DOC = 2_000
+
+
+def intent_at(before: str) -> Intent:
+    """The :class:`Intent` of a cursor with ``before`` the text in front of it."""
+    text = before[-MAX_SCAN:]
+    lines = text.split("\n")
+    current = lines[-1]
+    indent = _indent_of(current) if current.strip() else len(current)
+    comments: list[str] = []
+    for index in range(len(lines) - 2, -1, -1):
+        line = lines[index]
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            comments.append(stripped.lstrip("#").strip())
+            continue
+        found = _DEF.match(line)
+        if found and len(found.group(1).expandtabs()) < max(indent, 1):
+            doc = _docstring(lines[index + 1 :])
+            expected = _return_annotation(lines[index:]) if _RETURN_LINE.match(current) else ""
+            return Intent(
+                found.group(2), doc, " ".join(reversed(comments)), current.strip(), expected
+            )
+    return Intent("", "", " ".join(reversed(comments)), current.strip())
+
+
+def _return_annotation(lines: list[str]) -> str:
+    """The ``-> T`` of the ``def`` that starts ``lines`` (its signature may span lines)."""
+    for line in lines[:20]:
+        found = _RETURNS.search(line)
+        if found:
+            return found.group(1)
+        if line.rstrip().endswith(":"):
+            return ""
+    return ""
+
+
+def _indent_of(line: str) -> int:
+    return len(line.expandtabs()) - len(line.expandtabs().lstrip())
+
+
+def _docstring(lines: list[str]) -> str:
+    """The docstring that opens a body, from the lines after its ``def`` (signature lines
+    that continue the ``def`` are skipped)."""
+    for start, line in enumerate(lines[:12]):
+        opened = _DOC_START.match(line)
+        if opened:
+            quote = opened.group(1)
+            rest = "\n".join(lines[start:])[opened.end() :]
+            end = rest.find(quote)
+            return (rest if end < 0 else rest[:end])[:MAX_DOC].strip()
+        if line.rstrip().endswith(":") and not line.lstrip().startswith(("#", "@")):
+            continue  # the end of a multi-line signature
+        if line.strip() and not line.strip().startswith(("#", ")")) and start > 0:
+            break
+    return ""
