@@ -60,7 +60,7 @@ from steerlsp.models.decoding.engine import Engine
 from steerlsp.models.decoding.worker import CancelToken
 from steerlsp.models.loading.load import LoadRequest, load
 from steerlsp.models.options import CompletionOptions, CompletionRequest
-from tests.rawclient import RawClient, steerlsp_command
+from tests.helpers.rawclient import RawClient, steerlsp_command
 
 MODULES = ("textwrap", "json.decoder", "shlex", "fnmatch")
 CAPS = {"textDocument": {"inlineCompletion": {}}, "general": {"positionEncodings": ["utf-16"]}}

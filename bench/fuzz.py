@@ -2,9 +2,9 @@
 
 Four phases against the real steerlsp over stdio:
 
-1. **frames**: ``--frames`` mutated frames (tests/fuzzing.py: bad headers,
+1. **frames**: ``--frames`` mutated frames (tests/helpers/fuzzing.py: bad headers,
    lengths, JSON, ids, methods, params, duplicate and reused ids), each
-   followed by valid requests, against tests/fake_upstream.py (fast, so the
+   followed by valid requests, against tests/doubles/fake_upstream.py (fast, so the
    proxy is what is measured); then ``--pylsp-frames`` more against real
    pylsp. Checked: no crash, no hang, exactly one reply per request (never
    two), resynchronisation after every bad frame, no NUL or raw control byte
@@ -71,7 +71,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
 from bench import hostile
 from bench.hostile_report import table_rows
-from tests.fuzzing import (
+from tests.helpers.fuzzing import (
     FuzzClient,
     Fuzzer,
     Report,
@@ -81,7 +81,7 @@ from tests.fuzzing import (
     key,
     rss_kib,
 )
-from tests.rawclient import FAKE_UPSTREAM, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
 
 REPO = Path(__file__).resolve().parents[1]
 SHOP = REPO / "steerlsp" / "example" / "project"

@@ -46,7 +46,7 @@ from typing import Any
 from bench import hostile_workspace, proctree
 from bench.hostile_report import HostileReport, MethodStats, finish
 from bench.hostile_workspace import Workspace
-from tests.fuzzing import FuzzClient, identifier_positions, key
+from tests.helpers.fuzzing import FuzzClient, identifier_positions, key
 
 # Requests the proxy forwards to pylsp (Session.params adds what each needs).
 UPSTREAM_METHODS = (

@@ -3,7 +3,7 @@
 Two upstreams, each measured direct and through ``steerlsp --bench-methods
 --no-model`` (no model: this measures the proxy, not AI completions):
 
-- **echo** (``tests/fake_upstream.py``): answers at once, with fixed timing.
+- **echo** (``tests/doubles/fake_upstream.py``): answers at once, with fixed timing.
   Requests alternate ``textDocument/hover`` (a tiny result) and ``fake/echo``
   whose params, returned as its result, are a ~20 KB completion-like list, so
   (de)serialising a large completion response is included (pylsp's own
@@ -82,7 +82,7 @@ HOVER, COMPLETION, DEFINITION = (
     "textDocument/definition",
 )
 ECHO = "fake/echo"
-FAKE_UPSTREAM = str(Path(__file__).resolve().parents[1] / "tests" / "fake_upstream.py")
+FAKE_UPSTREAM = str(Path(__file__).resolve().parents[1] / "tests" / "doubles" / "fake_upstream.py")
 STEERLSP = [sys.executable, "-m", "steerlsp", "--bench-methods", "--no-model"]
 WARMUP, QUICK_REQUESTS, ECHO_BYTES = 30, 200, 20_000
 TARGETS_MS = {"p50": 1.0, "p99": 5.0}

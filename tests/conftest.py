@@ -7,7 +7,7 @@ import pytest
 import pytest_asyncio
 
 from steerlsp import example
-from tests.rawclient import RawClient
+from tests.helpers.rawclient import RawClient
 
 SHOP = example.project()
 

@@ -10,9 +10,9 @@ from steerlsp.models.steering.analysis import (
     AnalysisTimeout,
     CompletionCandidate,
     DefinitionSource,
-    ScriptedAnalysis,
     Signature,
 )
+from tests.doubles.analysis import ScriptedAnalysis
 
 DUMP = CompletionCandidate("model_dump", kind="method", documentation="Generate a dictionary.")
 DICT = CompletionCandidate("dict", kind="method", deprecated=True)

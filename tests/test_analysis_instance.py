@@ -18,7 +18,7 @@ from steerlsp import example
 from steerlsp.models.steering.analysis import AnalysisTimeout, DefinitionSource
 from steerlsp.server.analysis.instance import AnalysisInstance
 from steerlsp.server.upstream.connection import Headless
-from tests.rawclient import FAKE_UPSTREAM
+from tests.helpers.rawclient import FAKE_UPSTREAM
 
 SHOP = example.project()
 REPORT = SHOP / "shop" / "report.py"

@@ -1,4 +1,4 @@
-"""Candidate processors on a twenty-token vocabulary with uniform scores (tests/toyvocab.py)."""
+"""Candidate processors on a twenty-token vocabulary, uniform scores (tests/doubles/toyvocab.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from steerlsp.models.steering.processors.candidates import (
     WalkState,
 )
 from steerlsp.models.steering.tokens.trie import CandidateTrie
-from tests.toyvocab import ID, TEXTS, VOCABULARY, tokenize
+from tests.doubles.toyvocab import ID, TEXTS, VOCABULARY, tokenize
 
 V = len(TEXTS)
 PROMPT = [ID["obj"], ID["."]]  # the trigger: "obj."

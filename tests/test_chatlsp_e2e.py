@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.rawclient import steerlsp_command
-from tests.test_inline_e2e import ready, start
+from tests.helpers.rawclient import steerlsp_command
+from tests.helpers.session import ready, start
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 METHODS = (

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.rawclient import RawClient, steerlsp_command
-from tests.test_inline_e2e import (
+from tests.helpers.rawclient import RawClient, steerlsp_command
+from tests.helpers.session import (
     CALL,
     CAPS,
     LOOP,

@@ -16,7 +16,7 @@ from steerlsp.server.cli import parse_tcp, quiet_libraries
 from steerlsp.server.completion.policy import RequestFailed
 from steerlsp.server.lsp.framing import FrameDecoder, encode_frame
 from steerlsp.server.lsp.pygls_adapter import answered_level
-from tests.rawclient import steerlsp_command
+from tests.helpers.rawclient import steerlsp_command
 
 SECRET = "sekrit_token_4f9a"
 

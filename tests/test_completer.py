@@ -11,7 +11,7 @@ from steerlsp.models.decoding.completer import Completer, agrees
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.loading.load import LoadedModel
 from steerlsp.models.options import CompletionOptions, CompletionRequest, ModelOutOfMemory
-from tests.tiny import CharTokenizer, Script, tiny_model
+from tests.doubles.tiny import CharTokenizer, Script, tiny_model
 
 
 @pytest.fixture

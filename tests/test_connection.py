@@ -2,14 +2,12 @@
 
 import asyncio
 import logging
-import sys
-from pathlib import Path
 
 import pytest
 
 from steerlsp.server.upstream.connection import Headless, UpstreamConnection, UpstreamOptions
+from tests.helpers.rawclient import FAKE_UPSTREAM as FAKE
 
-FAKE = [sys.executable, str(Path(__file__).with_name("fake_upstream.py"))]
 OPEN = {
     "jsonrpc": "2.0",
     "method": "textDocument/didOpen",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.rawclient import steerlsp_command
+from tests.helpers.rawclient import steerlsp_command
 
 REPO = Path(__file__).resolve().parent.parent
 STEERLSP_EL = REPO / "editor-configs" / "emacs" / "steerlsp.el"

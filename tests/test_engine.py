@@ -13,7 +13,7 @@ from steerlsp.models.decoding.engine import Engine
 from steerlsp.models.loading.precision import use_low_precision_head
 from steerlsp.models.options import Sampling
 from steerlsp.prompts.postprocess import CompletionMode, Stop, stop_reason
-from tests.tiny import ALPHABET, CharTokenizer, Script, tiny_model
+from tests.doubles.tiny import ALPHABET, CharTokenizer, Script, tiny_model
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from steerlsp.server.upstream import environment
-from tests.rawclient import RawClient, steerlsp_command
+from tests.helpers.rawclient import RawClient, steerlsp_command
 
 SOURCE = "import zzq_vendored\n\nzzq_vendored.special_thing()\n"
 

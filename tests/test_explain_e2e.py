@@ -9,7 +9,6 @@ must say so. Three real-model completions in all: each costs seconds.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 
 import pytest
@@ -17,7 +16,7 @@ from lsprotocol import types
 
 from steerlsp.server.completion.replies import document_with
 from steerlsp.server.lsp.handlers import explained_uri
-from tests.test_inline_e2e import ready, start
+from tests.helpers.session import PATIENT, complete, explain, ready, start, warm_analysis
 
 INVALID_PARAMS = -32602
 HEAD = (
@@ -33,9 +32,6 @@ CHECKOUT = HEAD + "    return cart"
 AFTER_DOT = HEAD + "    total = cart.total()\n    return total."
 CART_MEMBERS = ("add", "items", "sale", "total")
 PRICE_MEMBERS = ("cents", "currency", "format", "with_vat")
-# Generous budgets: the machine running the tests may be busy, and a slow
-# answer would leave the completion unsteered (traced, but not what this tests).
-PATIENT = {"steering": {"queryTimeoutMs": 5000, "budgetMs": 10000}}
 
 
 def at(line: int, character: int) -> types.Position:
@@ -94,41 +90,6 @@ def test_the_explained_uri_is_read_from_untyped_params(params, uri):
 
 
 # ---- end to end: the real model, pylsp and the analysis instance -----------------
-
-
-def cursor(text: str) -> dict[str, int]:
-    lines = text.split("\n")
-    return {"line": len(lines) - 1, "character": len(lines[-1])}
-
-
-async def explain(client, uri: str) -> dict:
-    reply = await client.request("steerlsp/explain", {"textDocument": {"uri": uri}})
-    assert "result" in reply, reply
-    return reply["result"]
-
-
-async def complete(client, uri: str, text: str) -> str:
-    reply = await client.request(
-        "textDocument/inlineCompletion",
-        {"textDocument": {"uri": uri}, "position": cursor(text), "context": {"triggerKind": 1}},
-        timeout=120,
-    )
-    assert "result" in reply, reply
-    items = reply["result"]["items"]
-    return items[0]["insertText"] if items else ""
-
-
-async def warm_analysis(client, timeout: float = 60) -> dict:
-    """The analysis instance is started when the model is ready, before any completion."""
-
-    async def poll() -> dict:
-        while True:
-            analysis = (await client.request("steerlsp/status"))["result"]["analysis"]
-            if analysis["state"] == "running":
-                return analysis
-            await asyncio.sleep(0.2)
-
-    return await asyncio.wait_for(poll(), timeout)
 
 
 async def test_a_completion_after_a_dot_is_steered_and_explained(start_raw, shop, tmp_path):

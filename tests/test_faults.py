@@ -7,8 +7,8 @@ import os
 import signal
 import sys
 
-from tests.oracle import in_utf16
-from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
+from tests.helpers.oracle import in_utf16
+from tests.helpers.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 REQUEST_FAILED = -32803
 PYLSP = [sys.executable, "-m", "pylsp"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rawclient import FAKE_UPSTREAM, SILENT, RawClient, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, SILENT, RawClient, steerlsp_command
 
 UNTYPED = {"nested": {"list": [1, "two", None, 3.5], "ünïcödé": "😋"}, "empty": {}}
 

@@ -2,12 +2,12 @@
 
 Mutated frames (headers, lengths, JSON, ids, methods, params), each followed
 by valid requests, go to ``python -m steerlsp``. The ledger in
-tests/fuzzing.py checks: no crash, no hang, exactly one reply per request the
+tests/helpers/fuzzing.py checks: no crash, no hang, exactly one reply per request the
 server could see (never two), resynchronisation after every bad frame, no NUL
 or raw control byte in anything the server writes, and that hover, completion
 and inlineCompletion are still answered afterwards.
 
-The bulk runs against tests/fake_upstream.py (fast and deterministic), a
+The bulk runs against tests/doubles/fake_upstream.py (fast and deterministic), a
 shorter run against real pylsp. ``STEERLSP_FUZZ_SEED`` and
 ``STEERLSP_FUZZ_FRAMES`` override the seed and the size; bench/fuzz.py runs
 100,000 frames, a cancel storm and upstream kills.
@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from bench import hostile
-from tests.fuzzing import FuzzClient, Fuzzer, Report, Target, fuzz, identifier_positions
-from tests.rawclient import FAKE_UPSTREAM, steerlsp_command
+from tests.helpers.fuzzing import FuzzClient, Fuzzer, Report, Target, fuzz, identifier_positions
+from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
 
 SEED = int(os.environ.get("STEERLSP_FUZZ_SEED", "20261123"))
 FRAMES = int(os.environ.get("STEERLSP_FUZZ_FRAMES", "3000"))

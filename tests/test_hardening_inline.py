@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.rawclient import RawClient
-from tests.test_inline_e2e import CALL, LOOP, REQUEST_CANCELLED, inline, opened, ready, start
+from tests.helpers.rawclient import RawClient
+from tests.helpers.session import CALL, LOOP, REQUEST_CANCELLED, inline, opened, ready, start
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from steerlsp.prompts.postprocess import indent_width
-from tests.rawclient import RawClient
-from tests.test_inline_e2e import ready, start
+from tests.helpers.rawclient import RawClient
+from tests.helpers.session import ready, start
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from steerlsp.server.lsp.framing import encode_frame
-from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 PARSE_ERROR, INVALID_REQUEST, REQUEST_FAILED = -32700, -32600, -32803
 WARNING, ERROR = 2, 1

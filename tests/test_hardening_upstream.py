@@ -20,7 +20,7 @@ import pytest
 from steerlsp import guard
 from steerlsp.server.upstream import isolation
 from steerlsp.server.upstream.process import default_command
-from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 REQUEST_FAILED = -32803
 

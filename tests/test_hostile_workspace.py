@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from steerlsp import example
-from tests.rawclient import FAKE_UPSTREAM, RawClient
+from tests.helpers.rawclient import FAKE_UPSTREAM, RawClient
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 CAPS = {

@@ -22,7 +22,7 @@ from pylsp.workspace import Document
 from steerlsp.server.documents.sync import upstream_changes
 from steerlsp.server.documents.text import DocumentText, split_keepends
 from steerlsp.server.lsp.capabilities import incremental_sync
-from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 _BREAK = re.compile(r"\r\n|\r|\n")

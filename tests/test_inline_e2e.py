@@ -10,78 +10,23 @@ from __future__ import annotations
 
 import ast
 import asyncio
-from pathlib import Path
 
 import pytest
 
-from tests.rawclient import RawClient, steerlsp_command
+from tests.helpers.session import (
+    CALL,
+    LOOP,
+    REQUEST_CANCELLED,
+    REQUEST_FAILED,
+    generating,
+    inline,
+    opened,
+    ready,
+    start,
+)
 
 # The first model start converts the GGUF and the first task builds its venv.
 pytestmark = pytest.mark.timeout(900)
-
-REQUEST_CANCELLED, REQUEST_FAILED = -32800, -32803
-CAPS = {
-    "general": {"positionEncodings": ["utf-16"]},
-    "textDocument": {"inlineCompletion": {}},
-    "window": {"workDoneProgress": True},
-}
-LOOP = (
-    "import os\n\n\ndef list_python_files(folder):\n"
-    '    """Print every .py file in folder."""\n'
-    "    for name in os.listdir(folder):\n        "
-)
-CALL = (
-    'import os\n\n\ndef config_path(home):\n    """The config file under home."""\n'
-    "    return os.path.join(home, "
-)
-
-
-async def start(
-    start_raw, root: Path, *flags: str, caps: dict | None = None, options: dict | None = None
-) -> RawClient:
-    client = await start_raw(steerlsp_command(*flags))
-    reply = await client.request(
-        "initialize",
-        {
-            "processId": None,
-            "rootUri": root.as_uri(),
-            "capabilities": caps or CAPS,
-            "initializationOptions": options or {},
-        },
-    )
-    assert "inlineCompletionProvider" in reply["result"]["capabilities"]
-    client.notify("initialized", {})
-    return client
-
-
-async def ready(client: RawClient, timeout: float = 600) -> None:
-    async def poll():
-        while True:
-            model = (await client.request("steerlsp/status"))["result"]["model"]
-            assert model["state"] != "failed", model
-            if model["state"] == "ready":
-                return
-            await asyncio.sleep(0.2)
-
-    await asyncio.wait_for(poll(), timeout)
-
-
-def inline(client: RawClient, uri: str, text: str, trigger: int = 1) -> object:
-    lines = text.split("\n")
-    return client.send_request(
-        "textDocument/inlineCompletion",
-        {
-            "textDocument": {"uri": uri},
-            "position": {"line": len(lines) - 1, "character": len(lines[-1])},
-            "context": {"triggerKind": trigger},
-        },
-    )
-
-
-def opened(client: RawClient, tmp_path: Path, text: str, name: str = "main.py") -> str:
-    uri = (tmp_path / name).as_uri()
-    client.open(uri, text)
-    return uri
 
 
 @pytest.fixture
@@ -177,16 +122,6 @@ async def test_cancel_previous_and_cancel_request(session, tmp_path):
     third = inline(session, uri, CALL)
     session.notify("$/cancelRequest", {"id": third})
     assert (await session.response(third))["error"]["code"] == REQUEST_CANCELLED
-
-
-async def generating(client: RawClient, timeout: float = 60) -> None:
-    """Until the model worker is running a job (forces "change while running")."""
-
-    async def poll() -> None:
-        while not (await client.request("steerlsp/status"))["result"]["model"]["worker"]["running"]:
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), timeout)
 
 
 async def test_a_result_for_an_older_version_is_never_delivered(session, tmp_path):

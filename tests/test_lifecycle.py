@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.rawclient import FAKE_UPSTREAM, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
 
 SERVER_NOT_INITIALIZED = -32002
 INVALID_REQUEST = -32600

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from steerlsp.models.decoding.engine import Engine, Lookup
-from tests.tiny import CharTokenizer, Script, tiny_model
+from tests.doubles.tiny import CharTokenizer, Script, tiny_model
 
 TOK = CharTokenizer()
 LINE = "total = total + price\n"

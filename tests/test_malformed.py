@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from steerlsp.server.lsp.framing import encode_frame
-from tests.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
+from tests.helpers.rawclient import FAKE_UPSTREAM, RawClient, steerlsp_command
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 

@@ -15,9 +15,8 @@ from pathlib import Path
 from pyflakes import api as pyflakes_api
 from pyflakes import reporter as pyflakes_reporter
 
-from tests.test_explain_e2e import PATIENT as PATIENT_STEERING
-from tests.test_explain_e2e import complete, explain, warm_analysis
-from tests.test_inline_e2e import ready, start
+from tests.helpers.session import PATIENT as PATIENT_STEERING
+from tests.helpers.session import complete, explain, ready, start, warm_analysis
 
 TASK = Path(__file__).parents[1] / "bench" / "tasks" / "local-units-scale-recipe"
 # As the task suite runs it: a whole block (96 tokens), one item.

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.rawclient import steerlsp_command
 from tests.neovim.rpc import packaged_nvim
-from tests.rawclient import steerlsp_command
 
 # The first model start converts the GGUF and the first task builds its venv.
 pytestmark = pytest.mark.timeout(900)

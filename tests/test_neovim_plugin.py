@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from steerlsp import example
+from tests.helpers.rawclient import steerlsp_command
 from tests.neovim.rpc import Nvim, packaged_nvim
-from tests.rawclient import steerlsp_command
 
 # The first model start converts the GGUF; on a busy 2-core machine a generation can
 # take 20 s.

@@ -15,7 +15,7 @@ import pytest
 from steerlsp.server.lsp import jsonrpc as rpc
 from steerlsp.server.lsp.framing import encode_frame
 from steerlsp.server.lsp.transport import _without_nul
-from tests.rawclient import RawClient, steerlsp_command
+from tests.helpers.rawclient import RawClient, steerlsp_command
 
 SOURCE = 'def f\x00oo(x):\n    """Doc with a \x00 in it."""\n    return x\n\n\nf\x00oo(1)\nf'
 

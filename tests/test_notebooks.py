@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
-from tests.rawclient import RawClient, steerlsp_command
+from tests.helpers.rawclient import RawClient, steerlsp_command
 
 CELL_TEXT = 'x = "🛒🛒" +  1\n'
 

@@ -2,7 +2,7 @@
 
 Both servers run side by side on the fixture project. The editor speaks
 UTF-16 (VS Code's capabilities); pylsp counts code points, so its results are
-first put through an independent oracle (``tests/oracle.py``) that re-counts
+first put through an independent oracle (``tests/helpers/oracle.py``) that re-counts
 columns the way the editor counts them. Everything else must be equal.
 """
 
@@ -18,7 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from steerlsp import example
-from tests.oracle import in_utf16
+from tests.helpers.oracle import in_utf16
 
 SHOP = example.project()
 CART = SHOP / "shop" / "cart.py"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.rawclient import RawClient, steerlsp_command
+from tests.helpers.rawclient import RawClient, steerlsp_command
 
 TEXT = 'def greet(name):\n    return name\n\n\nx = "😋"\n'
 

@@ -15,8 +15,7 @@ import shutil
 from pathlib import Path
 
 from bench.evaltasks import venv_for
-from tests.test_explain_e2e import PATIENT, complete, explain, warm_analysis
-from tests.test_inline_e2e import ready, start
+from tests.helpers.session import PATIENT, complete, explain, ready, start, warm_analysis
 
 PROJECT = Path(__file__).parent / "workspace" / "profiles"
 BUFFER = (

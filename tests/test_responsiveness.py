@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.rawclient import steerlsp_command
+from tests.helpers.rawclient import steerlsp_command
 
 REQUEST_CANCELLED = -32800
 

@@ -1,6 +1,6 @@
 """Interrupt-guided decoding (``models/steering/steerer.py``) on a scripted tiny model.
 
-The tiny Gemma 3 of ``tests/tiny.py`` runs for real, so its ``DynamicCache`` is
+The tiny Gemma 3 of ``tests/doubles/tiny.py`` runs for real, so its ``DynamicCache`` is
 cropped, repeated for batched scoring and spliced as in production; only its
 logits are replaced, by a :class:`Script`: a language model written down as
 whole documents with weights. At every position the next character's
@@ -35,15 +35,15 @@ from steerlsp.models.steering.analysis import (
     AnalysisTimeout,
     CompletionCandidate,
     DefinitionSource,
-    ScriptedAnalysis,
     Signature,
 )
 from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.steerer import QUERY_LIMIT, Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
-from tests import tiny
+from tests.doubles import tiny
+from tests.doubles.analysis import ScriptedAnalysis
 
-# One character per token, as in tests/tiny.py, plus what hints and signatures are written with.
+# One character per token, as in tests/doubles/tiny.py, plus what hints and signatures use.
 ALPHABET = [*tiny.ALPHABET, *"#,;'\"[]<>*/@ABCDEFGHIJKLMNOPQRSTUVWXYZ{}"]
 EOS = "<eos>"
 FLOOR = -30.0  # the log-probability of anything the script does not write
@@ -52,7 +52,7 @@ T = TypeVar("T")
 
 
 class Chars:
-    """:class:`tests.tiny.CharTokenizer` over :data:`ALPHABET`."""
+    """:class:`tests.doubles.tiny.CharTokenizer` over :data:`ALPHABET`."""
 
     pad_token_id, eos_token_id, bos_token_id = 0, 1, 2
 

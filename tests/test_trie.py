@@ -1,4 +1,4 @@
-"""The candidate trie on a twenty-token vocabulary (tests/toyvocab.py)."""
+"""The candidate trie on a twenty-token vocabulary (tests/doubles/toyvocab.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from steerlsp.models.steering.tokens.trie import CandidateTrie, Spelling, spell_in_context
 from steerlsp.models.steering.tokens.vocab import WHITESPACE_MARKERS, VocabularyIndex
-from tests.toyvocab import ID, VOCABULARY, tokenize, with_dummy_prefix
+from tests.doubles.toyvocab import ID, VOCABULARY, tokenize, with_dummy_prefix
 
 
 def trie_after(context: str, *candidates: str, tokenizer=tokenize) -> CandidateTrie:

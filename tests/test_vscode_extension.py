@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from steerlsp.server import config
-from tests.rawclient import steerlsp_command
+from tests.helpers.rawclient import steerlsp_command
 
 EXTENSION = Path(__file__).resolve().parent.parent / "editor-configs" / "vscode"
 PACKAGE = json.loads((EXTENSION / "package.json").read_text())

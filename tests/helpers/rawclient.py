@@ -16,9 +16,9 @@ from typing import Any
 
 from steerlsp.server.lsp.framing import FrameDecoder, FramingError, encode_frame
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SILENT = object()  # an ``answer`` that leaves a server request unanswered
-FAKE_UPSTREAM = [sys.executable, str(REPO / "tests" / "fake_upstream.py")]
+FAKE_UPSTREAM = [sys.executable, str(REPO / "tests" / "doubles" / "fake_upstream.py")]
 
 
 def steerlsp_command(*extra: str, upstream: list[str] | None = None) -> list[str]:

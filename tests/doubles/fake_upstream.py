@@ -3,7 +3,7 @@
 Real behaviour is tested against real pylsp; this one exists to make the
 upstream do things on demand that pylsp never does deterministically: send a
 server->client request under a chosen id, hang, crash, report exactly what it
-received. Run as ``python tests/fake_upstream.py``; with ``--incremental`` it
+received. Run as ``python tests/doubles/fake_upstream.py``; with ``--incremental`` it
 advertises incremental document sync (kind 2) instead of full (kind 1).
 
 Methods:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from steerlsp.server.lsp.framing import FrameDecoder, FramingError, encode_frame
-from tests.rawclient import SILENT, spawn
+from tests.helpers.rawclient import SILENT, spawn
 
 # Bytes a JSON writer never leaves unescaped in a body.
 CONTROL_BYTES = frozenset(range(0x20))
@@ -185,7 +185,7 @@ class Target:
 
     uri: str
     positions: list[tuple[int, int]]  # (line, UTF-16 column) inside identifiers
-    fake: bool  # tests/fake_upstream.py: fake/echo and fake/hang exist
+    fake: bool  # tests/doubles/fake_upstream.py: fake/echo and fake/hang exist
 
 
 def body(message: Any) -> bytes:
