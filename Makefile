@@ -8,7 +8,7 @@ STAMP := $(VENV)/.setup-stamp
 .DEFAULT_GOAL := help
 
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -23,8 +23,20 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## Create .venv with steerlsp and its dev extras
 
-test: $(STAMP) ## Set up if needed, then run the whole test suite
+test: $(STAMP) ## Set up if needed, then run the whole test suite (every tier)
 	$(PY) -m pytest -q
+
+test-unit: $(STAMP) ## Unit tests only: pure, in-process, under two minutes
+	$(PY) -m pytest -q tests/unit
+
+test-e2e: $(STAMP) ## End-to-end tests: the real steerlsp process and pylsp, no model
+	$(PY) -m pytest -q tests/e2e
+
+test-model: $(STAMP) ## Real-model tests: the embedded default model
+	$(PY) -m pytest -q tests/model
+
+test-editors: $(STAMP) ## Editor tests: Neovim, Emacs, VS Code, Helix
+	$(PY) -m pytest -q tests/editors
 
 lint: $(STAMP) ## ruff format --check, ruff check, mypy
 	$(VENV)/bin/ruff format --check steerlsp server models prompts tests bench
@@ -61,4 +73,4 @@ demo: $(STAMP) ## Play an editor session against the example project (steerlsp/e
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
 
-.PHONY: help setup test lint format bench bench-tasks bench-next-id demo clean
+.PHONY: help setup test test-unit test-e2e test-model test-editors lint format bench bench-tasks bench-next-id demo clean

@@ -27,12 +27,12 @@ Four phases against the real steerlsp over stdio:
    most of the phase's time).
 4. **hostile** (``--hostile SECONDS``, off by default; ``--only-hostile`` runs
    it alone): steerlsp started as an editor starts it, in a workspace built to
-   hurt it (bench/hostile_workspace.py: symlinks to ``/dev/stdin``,
+   hurt it (tests/helpers/hostile_workspace.py: symlinks to ``/dev/stdin``,
    ``/dev/zero`` and FIFOs where tools look, a 50 MB module, documents over
    ``upstream.maxDocumentBytes``, modules and config hooks that leave a marker
    when run), with pylsp's pylint and flake8 plugins on, served for that long
    by a client that sends every request kind, special-file uris, notebooks and
-   deeply nested settings (bench/hostile.py). ``--no-model`` unless
+   deeply nested settings (tests/helpers/hostile.py). ``--no-model`` unless
    ``--hostile-model``. Checked: no marker, no hang, no double reply, no
    special file answered by the upstream, every process outside the workspace
    with ``PYTHONSAFEPATH=1``, no pylsp over ``upstream.memoryLimitMb``
@@ -69,8 +69,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
-from bench import hostile
-from bench.hostile_report import table_rows
+from tests.helpers import hostile
 from tests.helpers.fuzzing import (
     FuzzClient,
     Fuzzer,
@@ -81,6 +80,7 @@ from tests.helpers.fuzzing import (
     key,
     rss_kib,
 )
+from tests.helpers.hostile_report import table_rows
 from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
 
 REPO = Path(__file__).resolve().parents[1]

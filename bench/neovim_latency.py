@@ -52,11 +52,11 @@ import matplotlib.pyplot as plt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
 from tests.helpers.rawclient import steerlsp_command
-from tests.neovim.rpc import Nvim, packaged_nvim
+from tests.editors.neovim.rpc import Nvim, packaged_nvim
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "editor-configs" / "neovim"
-PROBE = ROOT / "tests" / "neovim" / "probe.lua"
+PROBE = ROOT / "tests" / "editors" / "neovim" / "probe.lua"
 SHOP = ROOT / "steerlsp" / "example" / "project"
 HEAD = ["import json", "import os", "", "from shop.pricing import Price, discount", "", ""]
 

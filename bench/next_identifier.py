@@ -48,9 +48,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.evaltasks import Task, deprecated_definition, load_tasks, venv_for
 from steerlsp.models.deprecation.static import DeprecationCache
 from steerlsp.models.options import CompletionOptions, SteeringOptions
+from tests.helpers.evaltasks import Task, deprecated_definition, load_tasks, venv_for
 
 # The configurations compared, side by side at each position. Add rows here.
 CONFIGS: dict[str, SteeringOptions] = {

@@ -37,6 +37,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.helpers.scoring import whole_logprob
 
 TASKS = Path(__file__).resolve().parent / "tasks"
 NAMES = 6
@@ -153,18 +154,6 @@ def _context(tokenizer: Any, tokens: int) -> str:
     ids = tokenizer.encode(source, add_special_tokens=False)[-tokens:]
     text = tokenizer.decode(ids)
     return text[text.find("\n") + 1 :] + "\n\n"
-
-
-def whole_logprob(model: Any, prompt: list[int], sequence: list[int], ends: Any) -> float:
-    """The log-probability of ``sequence`` then an end, from one pass without a cache."""
-    import torch
-
-    with torch.inference_mode():
-        logits = model(torch.tensor([prompt + sequence])).logits[0].float()
-    logprobs = torch.log_softmax(logits[len(prompt) - 1 :], dim=-1)
-    total = sum(float(logprobs[i, token]) for i, token in enumerate(sequence))
-    last = logprobs[len(sequence), : len(ends)]
-    return total + float(torch.logsumexp(last[ends[: last.shape[-1]]], dim=0))
 
 
 def _plot(rows: list[dict[str, Any]], path: Path) -> None:

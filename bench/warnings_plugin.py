@@ -10,7 +10,7 @@ neither alone is enough:
 - ``warnings.warn`` wrapped: each call records its ``stacklevel``, the frame the warning
   names and that frame's caller, before any filter (``ignore``, ``error``) applies.
 
-``bench.evaltasks.deprecated_uses`` decides which records count. The records go to the
+``tests.helpers.evaltasks.deprecated_uses`` decides which records count. The records go to the
 file named by ``STEERLSP_WARNINGS``. This file is copied next to the task's tests and
 loaded with ``-p``; it must import nothing but the standard library.
 """

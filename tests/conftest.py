@@ -1,3 +1,14 @@
+"""Shared fixtures, and the tier markers: each test is marked after its folder.
+
+- ``unit``: pure tests, in-process (no real ``steerlsp`` process, no embedded model);
+- ``e2e``: the real ``steerlsp`` process (or real pylsp), no model;
+- ``model``: the embedded default model;
+- ``editors``: Neovim, Emacs, VS Code and Helix.
+
+``make test-unit`` and the other ``test-*`` targets select a tier by its folder;
+``-m`` selects by marker across folders.
+"""
+
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -10,6 +21,8 @@ from steerlsp import example
 from tests.helpers.rawclient import RawClient
 
 SHOP = example.project()
+TIERS = ("unit", "e2e", "model", "editors")
+HERE = Path(__file__).parent
 
 StartRaw = Callable[[list[str]], Awaitable[RawClient]]
 
@@ -33,3 +46,11 @@ async def start_raw() -> AsyncIterator[StartRaw]:
     yield start
     for client in clients:
         await client.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tier: the first folder under tests/."""
+    for item in items:
+        tier = item.path.relative_to(HERE).parts[0]
+        if tier in TIERS:
+            item.add_marker(tier)

@@ -1,4 +1,4 @@
-"""The frame fuzzer shared by tests/test_fuzz.py and bench/fuzz.py.
+"""The frame fuzzer shared by tests/e2e/test_fuzz.py and bench/fuzz.py.
 
 It writes mutated frames to the real steerlsp process's stdin, each followed by
 valid requests (the resync probes), and keeps a ledger of how many replies

@@ -1,0 +1,74 @@
+"""Undefined names, end to end: the real steerlsp, the embedded model, real pylsp.
+
+The task suite's ``local-units-scale-recipe`` (a project package, no third-party
+library): without the rewrite, the embedded model reads a name nothing defines
+(``if serve is not None`` in a function of ``serves``). With it, the statement's end
+finds the name, the decode loop rewinds to it and writes a name in scope instead;
+``steerlsp/explain`` records the rewind.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pyflakes import api as pyflakes_api
+from pyflakes import reporter as pyflakes_reporter
+
+from tests.helpers.session import PATIENT as PATIENT_STEERING
+from tests.helpers.session import complete, explain, ready, start, warm_analysis
+
+TASK = Path(__file__).parents[2] / "bench" / "tasks" / "local-units-scale-recipe"
+# As the task suite runs it: a whole block (96 tokens), one item.
+PATIENT = {**PATIENT_STEERING, "completion": {"maxNewTokens": 96, "alternatives": 1}}
+
+
+def undefined_names(source: str) -> list[str]:
+    """pyflakes' "undefined name" messages for ``source``."""
+    found: list[str] = []
+
+    class Collect(pyflakes_reporter.Reporter):
+        def __init__(self) -> None:
+            super().__init__(None, None)
+
+        def flake(self, message) -> None:  # type: ignore[no-untyped-def]
+            if "undefined name" in str(message):
+                found.append(str(message.message_args[0]))
+
+        def syntaxError(self, *args) -> None:  # type: ignore[no-untyped-def]
+            found.append("<syntax error>")
+
+    pyflakes_api.check(source, "completion.py", Collect())
+    return found
+
+
+async def test_an_undefined_name_is_rewound_and_written_from_the_scope(start_raw, tmp_path):
+    root = tmp_path / "recipes"
+    shutil.copytree(TASK, root)
+    buffer = (root / "prompt.py").read_text()
+    client = await start(start_raw, root, options={"steerlsp": PATIENT})
+    await ready(client)
+    await warm_analysis(client)
+    uri = (root / "prompt.py").as_uri()
+    client.open(uri, buffer)
+
+    client.notify(
+        "workspace/didChangeConfiguration",
+        {
+            "settings": {
+                "steerlsp": {**PATIENT, "steering": {**PATIENT["steering"], "names": False}}
+            }
+        },
+    )
+    without = await complete(client, uri, buffer)
+    assert undefined_names(buffer + without), without  # the model's own choice reads one
+
+    names_on = {**PATIENT, "steering": {**PATIENT["steering"], "names": True}}  # settings merge
+    client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": names_on}})
+    steered = await complete(client, uri, buffer)
+    trace = (await explain(client, uri))["trace"]
+    rewinds = [i for i in trace["interrupts"] if i["reason"].startswith("undefined name")]
+    assert rewinds, trace
+    assert undefined_names(buffer + steered) == [], (steered, trace)
+    scope = [q for q in trace["queries"] if q["query"] == "scope"]
+    assert scope and scope[0]["outcome"] == "ok", trace
