@@ -28,7 +28,7 @@ Per prompt and configuration:
 
 RSS: each configuration loaded alone in a child process, after one completion.
 
-Prints a Markdown table (the README quotes it), writes OUT/decode_bench.json and
+Prints a Markdown table (docs/performance.md quotes it), writes OUT/decode_bench.json and
 OUT/decode_bench.png.
 
 Run: PYTHONPATH=. .venv/bin/python bench/decode_bench.py --out bench/results [--per-kind 8]

@@ -10,8 +10,8 @@ count (the others no weight can fix).
     python bench/next_identifier.py --split train --configs ranked --out bench/results/train
     python bench/tune_rank.py bench/results/train/next_identifier.json
 
-The weights found are the defaults of ``SteeringOptions``; the figures the
-README reports come from the test split, which tuning never reads.
+The weights found are the defaults of ``SteeringOptions``; the figures in
+docs/evaluation.md come from the test split, which tuning never reads.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ e.g. (\"steerlsp\" \"--log-file\" \"/tmp/steerlsp.log\" \"--log-level\" \"info\"
   :type '(repeat string))
 
 (defcustom steerlsp-settings nil
-  "steerlsp's settings (README, Configuration) as a plist, sent as
+  "steerlsp's settings (docs/configuration.md) as a plist, sent as
 initializationOptions.steerlsp and by `steerlsp-apply-settings'.
 Use t and :json-false for booleans, e.g.
   (:completion (:maxNewTokens 32 :fallbackWaitMs 2500)

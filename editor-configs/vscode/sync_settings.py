@@ -3,8 +3,9 @@
     .venv/bin/python editor-configs/vscode/sync_settings.py
 
 Types, defaults, enums and ranges come from the dataclasses; descriptions already in
-package.json are kept; a new setting takes its row of the README's configuration table
-(or a pointer to it). tests/test_vscode_extension.py checks that the two agree.
+package.json are kept; a new setting takes its row of the configuration reference
+(docs/configuration.md), or a pointer to it. tests/test_vscode_extension.py checks that
+the two agree.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from steerlsp.server import config
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "package.json"
-README = HERE.parent.parent / "README.md"
+REFERENCE = HERE.parent.parent / "docs" / "configuration.md"
 # package.json's configuration groups, by settings section.
 TITLES = {
     "model": "Model",
@@ -31,9 +32,9 @@ TITLES = {
 JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
-def readme_description(key: str) -> str | None:
-    """The meaning column of the README row that names ``key`` alone."""
-    for line in README.read_text().splitlines():
+def reference_description(key: str) -> str | None:
+    """The meaning column of the configuration reference's row that names ``key`` alone."""
+    for line in REFERENCE.read_text().splitlines():
         cells = [cell.strip() for cell in line.split("|")]
         if len(cells) > 3 and cells[1] == f"`{key}`":
             return cells[2]
@@ -66,9 +67,9 @@ def main() -> None:
         for spec in dataclasses.fields(section):
             key = f"{name}.{config.camel(spec.name)}"
             old = known.get(f"steerlsp.{key}", {}).get("markdownDescription")
-            description = old or readme_description(key)
+            description = old or reference_description(key)
             if description is None:
-                description = "See the Configuration section of steerlsp's README."
+                description = "See steerlsp's configuration reference (docs/configuration.md)."
                 print(f"describe steerlsp.{key} in package.json")
             value = getattr(section, spec.name)
             sections[name][f"steerlsp.{key}"] = property_of(value, spec.metadata, description)

@@ -25,7 +25,7 @@ M.defaults = {
     'Pipfile',
     '.git',
   },
-  -- steerlsp's own settings (the README's configuration reference), sent as
+  -- steerlsp's own settings (its docs/configuration.md), sent as
   -- initializationOptions and on change with workspace/didChangeConfiguration.
   settings = {},
   -- Merged into the vim.lsp.start() config: capabilities, on_attach, settings.pylsp, ...
