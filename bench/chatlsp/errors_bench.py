@@ -9,22 +9,10 @@ no environment) for the whole run, as one serves a whole session:
   check.
 - **broken**: one identifier of the true rest misspelt (``+ "_x"``) by
   :func:`corrupt`, so that the completion has a static error errorReport must
-  report on its own lines, with the code that names it:
-
-  1. the first attribute loaded from a receiver whose type is *declared* where
-     the cursor is: ``self`` (a method's first parameter), a parameter with an
-     annotation, or a module-level name (class, import, function, constant) that
-     no enclosing function binds; nothing that the function rebinds (assignment,
-     loop, comprehension or lambda variable) counts. ``self.levels`` becomes
-     ``self.levels_x``; pylint's E1101 must report it.
-  2. else the first name loaded (a call, a variable, a builtin): ``sorted(``
-     becomes ``sorted_x(``; pyflakes' F821 (or pylint's E0602) must report it.
-  3. else (``None``, ``[]``, ``{``) the case has no broken check, counted as skipped.
-
-  Attributes of undeclared receivers (loop variables, untyped parameters,
-  call results) are left alone: no static checker knows their type, so missing
-  them says nothing about errorReport. Positions come from ``ast`` on the
-  original file; nothing is labelled by hand.
+  report on its own lines, with the code that names it. The rule (which
+  identifier, and which code must report it) is in tests/helpers/chatlsp_labels.py;
+  a case where it finds nothing has no broken check, counted as skipped.
+  Positions come from ``ast`` on the original file; nothing is labelled by hand.
 
 A case whose true rest is empty (cursor at the end of its line) has no errorReport
 check at all, counted as skipped. The very first check of the run starts the
@@ -38,185 +26,35 @@ indentation ("4 spaces"). The first call is reported on its own here too.
 
 from __future__ import annotations
 
-import ast
 import logging
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.chatlsp.run import (
-    PROJECT,
     TARGET_MS,
-    Case,
-    Document,
     Extra,
-    document_for,
     ms_text,
     percent_text,
     quantile,
     rate,
     timed,
 )
+from tests.helpers.chatlsp_labels import (
+    EXPECTED_CODES,
+    PROJECT,
+    TUTORIAL_MUST_SAY,
+    Case,
+    Document,
+    corrupt,
+    document_for,
+    true_rest,
+    tutorial_ok,
+)
 
-SUFFIX = "_x"
-EXPECTED_CODES = {"attribute": ("E1101",), "name": ("F821", "E0602")}
-TUTORIAL_MUST_SAY = ("Python 3.", "4 spaces")
 ERRORS_LOGGER = "steerlsp.server.chatlsp.errors"
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-@dataclass(frozen=True)
-class Corruption:
-    """A true rest with one identifier misspelt, and the codes that must report it."""
-
-    kind: str  # "attribute" or "name"
-    target: str  # what was misspelt, as written: "self.levels", "sorted"
-    completion: str
-    codes: tuple[str, ...]
-
-
-# ---- the cases (pure) ----------------------------------------------------------------
-
-
-def true_rest(text: str, cursor: str) -> str:
-    """What ``run.document_from`` deletes: the cursor line after the cursor, without its break."""
-    end = text.index(cursor) + len(cursor)
-    line_end = text.find("\n", end)
-    return text[end:] if line_end < 0 else text[end:line_end]
-
-
-def corrupt(text: str, line: int, column: int, rest: str) -> Corruption | None:
-    """The broken variant of ``rest`` (at 0-based ``line``, code-point ``column`` of the
-    original ``text``) by the rule of the module docstring; None when the rule finds nothing
-    (or ``text`` does not parse)."""
-    if not rest.strip():
-        return None
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    for kind, found in candidates(tree, text, declared_receivers(tree, line)).items():
-        for start, identifier, owner in sorted(found):
-            if not _on_rest(text, line, column, start):
-                continue
-            at = start - _offset(text, line, column)
-            if rest[at : at + len(identifier)] != identifier:
-                continue  # a position ast gives wrongly (old f-strings): never guess
-            misspelt = identifier + SUFFIX
-            if re.search(rf"\b{re.escape(misspelt)}\b", text):
-                continue  # the misspelling would name something real
-            completion = rest[:at] + misspelt + rest[at + len(identifier) :]
-            return Corruption(kind, owner + identifier, completion, EXPECTED_CODES[kind])
-    return None
-
-
-def candidates(
-    tree: ast.Module, text: str, declared: set[str]
-) -> dict[str, list[tuple[int, str, str]]]:
-    """What could be misspelt, by kind in the rule's order: (code-point offset in ``text``,
-    identifier, its receiver and a dot or ""), for every attribute of a ``declared``
-    receiver and every name that is read."""
-    found: dict[str, list[tuple[int, str, str]]] = {"attribute": [], "name": []}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            receiver = node.value
-            if isinstance(receiver, ast.Name) and receiver.id in declared:
-                end = _chars(text, node.end_lineno, node.end_col_offset)
-                found["attribute"].append((end - len(node.attr), node.attr, f"{receiver.id}."))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            found["name"].append((_chars(text, node.lineno, node.col_offset), node.id, ""))
-    return found
-
-
-def declared_receivers(tree: ast.Module, line: int) -> set[str]:
-    """Names at 0-based ``line`` whose type a static checker knows (module docstring, rule 1)."""
-    chain = enclosing_functions(tree, line)
-    rebound = set().union(*(bound_names(function) for function in chain))
-    declared = module_names(tree) - rebound
-    if not chain:
-        return declared
-    function = chain[-1]
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    own = [*positional, *arguments.kwonlyargs]
-    inner = bound_names(function, own_parameters=False)
-    declared |= {arg.arg for arg in own if arg.annotation is not None} - inner
-    if positional and positional[0].arg == "self" and "self" not in inner:
-        declared.add("self")
-    return declared
-
-
-def enclosing_functions(tree: ast.Module, line: int) -> list[FunctionNode]:
-    """The functions whose body holds 0-based ``line``, outermost first (not those whose
-    header holds it: a default is evaluated outside its function)."""
-    holding = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, FunctionNode)
-        and node.body[0].lineno - 1 <= line <= (node.end_lineno or node.lineno) - 1
-    ]
-    return sorted(holding, key=lambda node: node.lineno)
-
-
-def bound_names(function: FunctionNode, *, own_parameters: bool = True) -> set[str]:
-    """Every name the function binds: assignments, loop, comprehension, ``with`` and lambda
-    variables, nested parameters, and its own parameters unless ``own_parameters`` is off."""
-    own = {id(arg) for arg in _parameters(function)}
-    found: set[str] = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            found.add(node.id)
-        elif isinstance(node, ast.arg) and (own_parameters or id(node) not in own):
-            found.add(node.arg)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            found.update(node.names)
-    return found
-
-
-def module_names(tree: ast.Module) -> set[str]:
-    """Names bound by the module's own top-level statements."""
-    found: set[str] = set()
-    for statement in tree.body:
-        if isinstance(statement, ast.Import | ast.ImportFrom):
-            found.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
-        elif isinstance(statement, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            found.add(statement.name)
-        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            found.update(
-                node.id
-                for target in targets
-                for node in ast.walk(target)
-                if isinstance(node, ast.Name)
-            )
-    return found
-
-
-def _parameters(function: FunctionNode) -> list[ast.arg]:
-    arguments = function.args
-    extra = [arg for arg in (arguments.vararg, arguments.kwarg) if arg is not None]
-    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]
-
-
-def _chars(text: str, lineno: int | None, byte_column: int | None) -> int:
-    """The code-point offset in ``text`` of ast's (1-based line, UTF-8 byte column)."""
-    lines = text.split("\n")
-    index = (lineno or 1) - 1
-    prefix = lines[index].encode("utf-8")[: byte_column or 0].decode("utf-8", errors="ignore")
-    return sum(len(each) + 1 for each in lines[:index]) + len(prefix)
-
-
-def _offset(text: str, line: int, column: int) -> int:
-    return sum(len(each) + 1 for each in text.split("\n")[:line]) + column
-
-
-def _on_rest(text: str, line: int, column: int, start: int) -> bool:
-    """Whether code-point offset ``start`` lies on ``line`` at or after ``column``."""
-    line_end = text.find("\n", _offset(text, line, 0))
-    return _offset(text, line, column) <= start < (len(text) if line_end < 0 else line_end)
 
 
 # ---- errorReport ---------------------------------------------------------------------------
@@ -362,10 +200,6 @@ def error_mismatches(rows: list[dict[str, Any]]) -> list[str]:
 
 
 # ---- aiTutorial --------------------------------------------------------------------------
-
-
-def tutorial_ok(text: Any) -> bool:
-    return isinstance(text, str) and all(fact in text for fact in TUTORIAL_MUST_SAY)
 
 
 def measure_tutorial(project: Path = PROJECT) -> list[dict[str, Any]]:

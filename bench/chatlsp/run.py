@@ -27,134 +27,32 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 import time
-import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.helpers.chatlsp_labels import (
+    HERE,
+    LABELS,
+    METHODS,
+    ORIGINS,
+    PROJECT,
+    Case,
+    annotation_of,
+    document_for,
+    header_names,
+    label_problems,
+    load_cases,
+    normalise,
+    type_names,
+)
 
-HERE = Path(__file__).resolve().parent
-PROJECT = HERE / "project"
-LABELS = HERE / "labels.toml"
-METHODS = ("expected_type", "relevant_types", "relevant_headers")
-ORIGINS = ("return", "yield", "assignment", "attribute", "argument", "default", "element", "none")
-TOP_HEADERS = 10
-MIN_CASES = 60
 TARGET_MS = {"semantics": 150.0, "error_report": 1000.0}  # the issue's p50 targets
-
-
-@dataclass(frozen=True)
-class Case:
-    """One labelled hole; see the comment at the top of ``labels.toml``."""
-
-    id: str
-    file: str
-    cursor: str
-    expected: str
-    origin: str
-    types: tuple[str, ...]
-    headers: tuple[str, ...]
-    headers_absent: tuple[str, ...] = ()
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Document:
-    """The text an editor would send, and the 0-based line and code-point column of the cursor."""
-
-    path: str
-    source: str
-    line: int
-    column: int
-
-
-def load_cases(path: Path = LABELS) -> list[Case]:
-    with path.open("rb") as handle:
-        raw = tomllib.load(handle)
-    return [case_from(entry) for entry in raw.get("case", [])]
-
-
-def case_from(entry: dict[str, Any]) -> Case:
-    """A case from its TOML table; list fields become tuples so cases stay hashable."""
-    return Case(
-        id=entry["id"],
-        file=entry["file"],
-        cursor=entry["cursor"],
-        expected=entry["expected"],
-        origin=entry["origin"],
-        types=tuple(entry["types"]),
-        headers=tuple(entry["headers"]),
-        headers_absent=tuple(entry.get("headers_absent", ())),
-        note=entry.get("note", ""),
-    )
-
-
-def label_problems(cases: list[Case], project: Path = PROJECT) -> list[str]:
-    """Everything wrong with the labels file itself; empty when it is well-formed."""
-    problems = []
-    if len(cases) < MIN_CASES:
-        problems.append(f"{len(cases)} cases, fewer than {MIN_CASES}")
-    seen: set[str] = set()
-    for case in cases:
-        if case.id in seen:
-            problems.append(f"duplicate id {case.id}")
-        seen.add(case.id)
-        if case.origin not in ORIGINS:
-            problems.append(f"{case.id}: unknown origin {case.origin!r}")
-        if (case.origin == "none") != (case.expected == ""):
-            problems.append(f"{case.id}: origin 'none' goes with expected = '' and only with it")
-        path = project / case.file
-        if not path.is_file():
-            problems.append(f"{case.id}: no file {case.file}")
-            continue
-        count = path.read_text(encoding="utf-8").count(case.cursor)
-        if count != 1:
-            problems.append(f"{case.id}: cursor occurs {count} times in {case.file}")
-    return problems
-
-
-def document_from(text: str, cursor: str) -> tuple[str, int, int]:
-    """The text with the cursor at the end of ``cursor`` and the rest of that line deleted.
-
-    Returns (source, line, column): 0-based line, column in code points.
-    """
-    end = text.index(cursor) + len(cursor)
-    line_end = text.find("\n", end)
-    source = text[:end] + ("" if line_end < 0 else text[line_end:])
-    line = text.count("\n", 0, end)
-    column = end - (text.rfind("\n", 0, end) + 1)
-    return source, line, column
-
-
-def document_for(case: Case, project: Path = PROJECT) -> Document:
-    path = project / case.file
-    source, line, column = document_from(path.read_text(encoding="utf-8"), case.cursor)
-    return Document(str(path), source, line, column)
-
-
-def normalise(annotation: str) -> str:
-    """Annotations compare with all whitespace removed: ``X | None`` equals ``X|None``."""
-    return re.sub(r"\s+", "", annotation)
-
-
-def annotation_of(got: Any) -> str:
-    """The label form of an ExpectedType answer: its annotation, or "" for None."""
-    return "" if got is None else normalise(got.annotation)
-
-
-def type_names(got: Iterable[Any]) -> set[str]:
-    return {definition.name for definition in got}
-
-
-def header_names(got: Iterable[Any]) -> list[str]:
-    """The names among the top 10, in the order given."""
-    return [header.name for header in list(got)[:TOP_HEADERS]]
 
 
 def expected_type_ok(case: Case, got: Any) -> bool:

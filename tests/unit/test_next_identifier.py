@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import next_identifier as nid
+from tests.helpers import next_identifier as nid
 from tests.helpers.evaltasks import Task
 
 SOURCE = """import os
