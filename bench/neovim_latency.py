@@ -51,8 +51,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
-from tests.helpers.rawclient import steerlsp_command
 from tests.editors.neovim.rpc import Nvim, packaged_nvim
+from tests.helpers.rawclient import steerlsp_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "editor-configs" / "neovim"
