@@ -1,7 +1,8 @@
 """Shared fixtures, and the tier markers: each test is marked after its folder.
 
-- ``unit``: pure tests, in-process (no real ``steerlsp`` process, no embedded model);
-- ``e2e``: the real ``steerlsp`` process (or real pylsp), no model;
+- ``unit``: pure and fast: in-process, or small helper processes (the fake upstream,
+  the lint worker); never a ``steerlsp`` process or the embedded model;
+- ``e2e``: real processes: ``steerlsp`` over stdio, pylsp, the tasks' venvs; no model;
 - ``model``: the embedded default model;
 - ``editors``: Neovim, Emacs, VS Code and Helix.
 
