@@ -366,6 +366,16 @@ class Engine:
         return self._forward([token])
 
     @property
+    def cache(self) -> Engine:
+        """What stages edit the KV cache through (``cached``, ``splice``, ``rewind``)."""
+        return self
+
+    @property
+    def scorer(self) -> Engine:
+        """What stages score candidate names with (``score_continuations``)."""
+        return self
+
+    @property
     def cached(self) -> list[int]:
         """The tokens the cache holds, hints included (read-only by convention)."""
         return self._cached
