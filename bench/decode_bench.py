@@ -62,7 +62,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.completion_bench import Position, build_positions
 from steerlsp.models.decoding.completer import Completer
-from steerlsp.models.decoding.engine import Engine, Lookup
+from steerlsp.models.decoding.engine import Engine
+from steerlsp.models.decoding.lookup import Lookup
 from steerlsp.models.decoding.worker import CancelToken
 from steerlsp.models.loading.load import LoadRequest, cache_root, load
 from steerlsp.models.loading.precision import use_bf16_body, use_low_precision_head

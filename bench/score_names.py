@@ -1,7 +1,7 @@
 """Scoring candidate names whole: one row as a token tree against a batch.
 
 The ranker scores its shortlist (6 names) by the model's log-probability of each
-whole name after the cursor's ``.`` (``Engine.score_continuations``). The batch
+whole name after the cursor's ``.`` (``Scorer.score_continuations``). The batch
 runs the names as rows, each on its own copy of the KV cache; the token tree
 runs every name's tokens in one row after the cache, with attention masks that
 keep each name to the prefix and itself. Both, taking turns, at the first
@@ -95,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             logits = engine.prefill(ids)
             for _ in range(args.repeats):
                 for path in ("batch", "tree"):
-                    engine._tree = path == "tree"
+                    engine.scorer._tree = path == "tree"
                     started = time.perf_counter()
-                    scores[path] = engine.score_continuations(logits, sequences, ends)
+                    scores[path] = engine.scorer.score_continuations(logits, sequences, ends)
                     times[path].append(time.perf_counter() - started)
             reference = [whole_logprob(completer.loaded.model, ids, s, ends) for s in sequences]
         rows.append(

@@ -25,9 +25,9 @@ from steerlsp.models.decoding.engine import (
     Engine,
     Generation,
     LogitsProcessor,
-    Lookup,
     release_memory,
 )
+from steerlsp.models.decoding.lookup import Lookup
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations
 from steerlsp.models.deprecation.static import DeprecationCache

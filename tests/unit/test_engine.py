@@ -207,21 +207,23 @@ def test_score_continuations_is_each_sequences_own_log_probability(model, tree, 
     last tokens; the token tree (one row) and the batch (one cache copy per sequence)
     both give what a pass without a cache gives, and leave the cache as it was."""
     engine = Engine(model, CharTokenizer())
-    engine._tree = tree
+    engine.scorer._tree = tree
     if tree:  # the tree must not quietly fall back to the batch
-        monkeypatch.setattr(engine, "_batched_hidden", lambda sequences: pytest.fail("batched"))
+        monkeypatch.setattr(
+            engine.scorer, "_batched_hidden", lambda sequences: pytest.fail("batched")
+        )
     ends = torch.zeros(len(ALPHABET), dtype=torch.bool)
     ends[[3, 4, 20]] = True
     prompt = CharTokenizer().encode("def scale(values, factor): return values.")
     with torch.inference_mode():
         logits = engine.prefill(prompt)
-        scores = engine.score_continuations(logits, SEQUENCES, ends)
+        scores = engine.scorer.score_continuations(logits, SEQUENCES, ends)
         after = engine.decode_step(SEQUENCES[0][0])
         fresh = model(torch.tensor([[*prompt, SEQUENCES[0][0]]])).logits[0, -1]
     want = [whole_logprob(model, prompt, s, ends) for s in SEQUENCES]
     assert scores == pytest.approx(want, abs=1e-4)
     assert torch.allclose(after[0], fresh, atol=1e-4)  # the cache is left as it was
-    assert engine._tree is tree  # the tree was not refused
+    assert engine.scorer._tree is tree  # the tree was not refused
 
 
 def test_score_continuations_falls_back_to_a_batch_when_the_tree_is_refused(model, monkeypatch):
@@ -231,7 +233,7 @@ def test_score_continuations_falls_back_to_a_batch_when_the_tree_is_refused(mode
     prompt = CharTokenizer().encode("total = price.")
     with torch.inference_mode():
         logits = engine.prefill(prompt)
-        want = engine.score_continuations(logits, SEQUENCES, ends)
+        want = engine.scorer.score_continuations(logits, SEQUENCES, ends)
         real = model.model.forward
 
         def refuses_dict_masks(*args, **kwargs):
@@ -240,6 +242,6 @@ def test_score_continuations_falls_back_to_a_batch_when_the_tree_is_refused(mode
             return real(*args, **kwargs)
 
         monkeypatch.setattr(model.model, "forward", refuses_dict_masks)
-        got = engine.score_continuations(logits, SEQUENCES, ends)
+        got = engine.scorer.score_continuations(logits, SEQUENCES, ends)
     assert got == pytest.approx(want, abs=1e-4)
-    assert engine._tree is False  # the batch from now on
+    assert engine.scorer._tree is False  # the batch from now on

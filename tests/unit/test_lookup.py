@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from steerlsp.models.decoding.engine import Engine, Lookup
+from steerlsp.models.decoding.engine import Engine
+from steerlsp.models.decoding.lookup import Lookup
 from tests.doubles.tiny import CharTokenizer, Script, tiny_model
 
 TOK = CharTokenizer()
@@ -73,7 +74,7 @@ def test_copied_lines_are_taken_from_drafts(model):
     assert drafted.accepted >= 20 and drafted.accepted <= drafted.drafted
     # The cache holds exactly prompt + output (the refused drafts were cropped), so the
     # next request reuses it as it would without drafts.
-    assert engine.cached == ids(PROMPT) + drafted.token_ids[:-1]
+    assert engine.cache.cached == ids(PROMPT) + drafted.token_ids[:-1]
 
 
 def test_the_token_limit_is_kept(model):
@@ -94,7 +95,7 @@ def test_should_stop_ends_inside_a_draft(model):
         should_stop=lambda text: text.endswith("+"),
     )
     assert got.stop == "stop" and got.text == "total = total +"
-    assert engine.cached == ids(PROMPT) + got.token_ids[:-1]
+    assert engine.cache.cached == ids(PROMPT) + got.token_ids[:-1]
 
 
 class Hook:
@@ -153,7 +154,7 @@ def test_a_hook_steers_where_it_is_busy_and_rewinds_inside_a_draft(model, rewind
     assert drafted.text == plain.text and "+q" in plain.text
     assert drafted_steered == plain_steered  # steered at the same steps
     assert drafted.accepted > 0
-    assert engine.cached == ids(PROMPT) + drafted.token_ids[:-1]
+    assert engine.cache.cached == ids(PROMPT) + drafted.token_ids[:-1]
 
 
 class Masking:
@@ -191,10 +192,10 @@ def test_a_hard_mask_known_in_advance_computes_only_its_rows_and_writes_the_same
     engine.reset()
     engine.generate(ids(PROMPT), max_new_tokens=1, stop_ids=frozenset())
     full = engine.decode_step(TOK.vocab["x"])
-    engine.forget(1)
+    engine.cache.forget(1)
     rows = torch.tensor([4, 9, 17, 30])
     only = engine.decode_rows(TOK.vocab["x"], rows)
-    assert engine.cached[-1] == TOK.vocab["x"]
+    assert engine.cache.cached[-1] == TOK.vocab["x"]
     assert torch.allclose(only[0, rows], full[0, rows], atol=0.05)
     assert torch.isinf(only).sum() == only.shape[-1] - len(rows)
     texts = []

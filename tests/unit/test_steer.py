@@ -255,7 +255,7 @@ class Spy:
 
     def steer(self, engine: Engine, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         out = self.steerer.steer(engine, history, logits)
-        self.snapshots.append(list(engine.cached))
+        self.snapshots.append(list(engine.cache.cached))
         return out
 
     def observe(self, token: int, text: str) -> None:
@@ -681,11 +681,11 @@ def test_engine_splice_inserts_without_touching_the_cache_before_it(inner):
     ids = TOKENIZER.encode(prompt)
     engine.generate(ids, max_new_tokens=1)  # the cache now holds the prompt
     at, insert = line_start(prompt), tokenize("    # hint\n")
-    logits = engine.splice(at, 0, insert)
-    assert engine.cached == [*ids[:at], *insert, *ids[at:]]
-    assert torch.allclose(logits[0], fresh_logits(inner, engine.cached), atol=1e-4)
-    logits = engine.splice(at, len(insert), [])
-    assert engine.cached == ids
+    logits = engine.cache.splice(at, 0, insert)
+    assert engine.cache.cached == [*ids[:at], *insert, *ids[at:]]
+    assert torch.allclose(logits[0], fresh_logits(inner, engine.cache.cached), atol=1e-4)
+    logits = engine.cache.splice(at, len(insert), [])
+    assert engine.cache.cached == ids
     assert torch.allclose(logits[0], fresh_logits(inner, ids), atol=1e-4)
 
 
@@ -702,11 +702,11 @@ def test_a_deprecated_favourite_interrupts_with_a_hint_above_the_line(inner, poo
     # The cache: the prompt up to the line start untouched, the hint, then the line.
     at = line_start(HEAD)
     logical = [*run.prompt_ids, *run.generation.token_ids]
-    assert run.engine.cached == [*logical[:at], *tokenize(hint), *logical[at:]]
-    assert run.mirror.tokens == run.engine.cached
+    assert run.engine.cache.cached == [*logical[:at], *tokenize(hint), *logical[at:]]
+    assert run.mirror.tokens == run.engine.cache.cached
     # The real KV cache, cropped and prefilled again, is the one a fresh prefill gives.
     assert run.mirror.raw is not None
-    assert torch.allclose(run.mirror.raw, fresh_logits(inner, run.engine.cached), atol=1e-4)
+    assert torch.allclose(run.mirror.raw, fresh_logits(inner, run.engine.cache.cached), atol=1e-4)
     assert "#" not in run.text and "deprecated" not in run.text
 
 
@@ -719,7 +719,7 @@ def test_a_hint_left_in_the_cache_does_not_leak_into_the_next_request(inner, poo
     # The shared prefix ends where the hint was (and its indentation, which is the line's).
     assert again.reused_tokens == line_start(HEAD) + len("    ")
     assert again.text == unsteered(inner, script, HEAD).text == ".dict()\n"
-    assert run.engine.cached == [*run.prompt_ids, *again.token_ids]
+    assert run.engine.cache.cached == [*run.prompt_ids, *again.token_ids]
 
 
 SIG = "def g(total):\n    y = 1\n    return scale"
@@ -759,7 +759,7 @@ def test_a_signature_hint_is_spliced_in_front_of_the_line_and_removed_when_the_c
     assert longer == [run.mirror.calls[splice], run.mirror.calls[removal]]
     # The real KV cache after both splices is the one a fresh prefill gives.
     assert run.mirror.raw is not None
-    assert torch.allclose(run.mirror.raw, fresh_logits(inner, run.engine.cached), atol=1e-4)
+    assert torch.allclose(run.mirror.raw, fresh_logits(inner, run.engine.cache.cached), atol=1e-4)
 
 
 def test_the_model_reads_the_hint_it_resumes_with(inner, settled):
@@ -822,7 +822,7 @@ def test_the_interrupt_cap_skips_further_hints(inner, settled):
     assert "signature hint skipped: interrupt cap reached" in run.trace["notes"]
     # outer's hint stays until outer's own ")" closes.
     assert run.spy.snapshots[len("(inner(1)")][line_start(NESTED)] == TOKENIZER.vocab[" "]
-    assert run.engine.cached == [*run.prompt_ids, *tokenize("(inner(1), 2)\n")]
+    assert run.engine.cache.cached == [*run.prompt_ids, *tokenize("(inner(1), 2)\n")]
 
 
 # --- time: query timeouts, the completion's budget, the query cap ------------------
@@ -1048,12 +1048,12 @@ def test_engine_rewind_leaves_the_cache_a_fresh_prefill_gives(inner):
     engine = Engine(inner, TOKENIZER)
     ids = TOKENIZER.encode("def f(x):\n    return x")
     engine.generate(ids, max_new_tokens=1)
-    engine.splice(len(ids), 0, tokenize("+1"))  # the cache now holds the prompt and "+1"
-    logits = engine.rewind(2)  # forget "+1", and feed the prompt's last token again
-    assert engine.cached == ids
+    engine.cache.splice(len(ids), 0, tokenize("+1"))  # the cache now holds the prompt and "+1"
+    logits = engine.cache.rewind(2)  # forget "+1", and feed the prompt's last token again
+    assert engine.cache.cached == ids
     assert torch.allclose(logits[0], fresh_logits(inner, ids), atol=1e-4)
     with pytest.raises(ValueError, match="rewind"):
-        engine.rewind(len(ids))
+        engine.cache.rewind(len(ids))
 
 
 def test_an_undefined_name_is_written_again_from_the_names_in_scope(inner, pool):
@@ -1067,7 +1067,7 @@ def test_an_undefined_name_is_written_again_from_the_names_in_scope(inner, pool)
     assert walk["instead_of"] == "key" and walk["wrote"] == "name"
     assert any(q["query"] == "scope" and q["results"] == 2 for q in run.trace["queries"])
     # The cache is the one the rewritten text gives: nothing of "key" is left in it.
-    assert run.engine.cached == [*run.prompt_ids, *tokenize("name)\n")]
+    assert run.engine.cache.cached == [*run.prompt_ids, *tokenize("name)\n")]
 
 
 def test_a_name_the_statement_binds_later_is_not_undefined(inner, pool):
