@@ -157,7 +157,7 @@ class Engine:
         generator = _generator(sampling.seed, self.device)
         started = time.perf_counter()
         reused = self._cache.reuse(prompt_ids)
-        logits = self.prefill(prompt_ids[reused:])
+        logits = self.prefill(prompt_ids[reused:])  # [1, V] at every step; run.history [1, T]
         prefilled = time.perf_counter()
         run = _Run(self, list(prompt_ids), should_stop, hook)
         drafting = lookup is not None and sampling.temperature == 0
