@@ -23,6 +23,10 @@ comments, brackets and line continuations. It is not a parser: code it
 cannot read yields NONE.
 It is incremental: ``update`` lexes only the new text, whatever the length of
 what came before, so the prefix is lexed once per completion.
+The parts with state of their own sit beside this module: the text fed and the
+string literal being read (``lexing.py``), the open brackets and what the
+statement makes of the next name (``statement.py``); this one lexes code and says
+where the text ends.
 
 Offsets count code points (Python ``str`` indices) from the start of all the
 text fed, the prefix included; not UTF-16 units, not lines.
@@ -33,10 +37,11 @@ from __future__ import annotations
 import copy
 import keyword
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+
+from steerlsp.models.steering.lexing import StringLexer, Text
+from steerlsp.models.steering.statement import Brackets, Frame, Statement
 
 
 class Trigger(Enum):
@@ -73,32 +78,6 @@ _EXPRESSION_ENDS = frozenset({"name", "string", "close"})
 _DOTS = frozenset({"dot", "dot_bare"})
 _WORD = re.compile(r"\w*")
 _NUMBER = re.compile(r"[\w.]*")
-_STRING_STOPS = {
-    (q, braces): re.compile(rf"[\\\n{q}{'{}' if braces else ''}]")
-    for q in "'\""
-    for braces in (False, True)
-}
-_OPENERS = {")": "(", "]": "[", "}": "{"}
-
-
-class _StringState(NamedTuple):
-    """The f-string a replacement field interrupts, to resume at its ``}``."""
-
-    quote: str
-    triple: bool
-    start: int
-    previous: str  # the token before the string
-    spec: bool  # the field sits in a format spec: ``f"{x:>{width}}"``
-
-
-class _Frame(NamedTuple):
-    opener: str  # ( [ {
-    offset: int
-    kind: str  # call, subscript, group, params, bases, import, field
-    chain_start: int  # where the expression this bracket belongs to starts
-    callee: str
-    arguments: int
-    resume: _StringState | None = None  # a field: the string it interrupts
 
 
 class MonitorState:
@@ -111,22 +90,10 @@ class MonitorState:
     """
 
     def __init__(self) -> None:
-        self._chunks: list[str] = []
-        self._starts: list[int] = []
-        self._length = 0
+        self._text = Text()
         self._base = 0  # offset of the chunk being lexed
         self._mode = _CODE
-        # string
-        self._quote = '"'
-        self._triple = False
-        self._escape = False
-        self._quote_run = 0  # closing quotes seen in a row, in a triple-quoted string
-        self._opening = 0  # quotes seen that open a string not yet known to be triple
-        self._string_start = 0
-        self._string_prev = ""
-        self._fstring = False  # the string has replacement fields
-        self._spec = False  # in a field's format spec, which ends at the field's ``}``
-        self._brace = False  # a ``{`` was seen in an f-string: a field, or ``{{``
+        self._string = StringLexer()
         # the identifier or number being read
         self._ident: str | None = None
         self._ident_start = 0
@@ -138,23 +105,16 @@ class MonitorState:
         self._last = ""  # kind of the last token: "" at a statement's start
         self._last_end = 0
         self._chain_start = 0  # start of the expression that the last token ends
-        self._frames: list[_Frame] = []
+        self._brackets = Brackets()
         self._continuation = False  # a backslash: the next newline joins lines
-        # the statement
-        self._line_tokens = 0
-        self._binding_next = False
-        self._def_state: str | None = None  # def, class, def:named, class:named
-        self._lambdas: list[int] = []  # bracket depths of lambdas whose parameters are open
-        self._import: str | None = None  # "from" (the module) or "names" (after import)
-        self._import_expect = False  # a module or imported name may start here
-        self._import_alias = False
+        self._statement = Statement()
         # Offsets of the newlines that ended a statement (bracket depth 0, no backslash).
         self.statement_ends: list[int] = []
 
     @property
     def length(self) -> int:
         """How much text has been fed."""
-        return self._length
+        return self._text.length
 
     @property
     def context(self) -> str:
@@ -163,27 +123,24 @@ class MonitorState:
         After ``""`` it says code: ended there, that is an empty string, even
         if one more quote would open a triple-quoted one.
         """
-        if self._mode == _CODE and self._opening == 1:
+        if self._mode == _CODE and self._string.opening == 1:
             return _STRING
         return self._mode
 
     def fork(self) -> MonitorState:
         """An independent copy: feeding it leaves this state as it is."""
         other = copy.copy(self)
-        other._chunks = list(self._chunks)
-        other._starts = list(self._starts)
-        other._frames = list(self._frames)
-        other._lambdas = list(self._lambdas)
+        other._string = copy.copy(self._string)
+        other._text = self._text.fork()
+        other._brackets = self._brackets.fork()
+        other._statement = self._statement.fork()
         other.statement_ends = list(self.statement_ends)
         return other
 
     def update(self, text: str) -> TriggerPoint:
         """Lex ``text``, which continues what was fed before; the trigger where it now ends."""
         if text:
-            self._chunks.append(text)
-            self._starts.append(self._length)
-            self._base = self._length
-            self._length += len(text)
+            self._base = self._text.append(text)
             index, end = 0, len(text)
             while index < end:
                 if self._mode == _STRING:
@@ -200,12 +157,12 @@ class MonitorState:
 
     def point(self) -> TriggerPoint:
         """The trigger at the end of the text fed so far."""
-        end = self._length
-        call = self._call()
+        end, frame = self._text.length, self._brackets.innermost_call()
+        call = CallContext(frame.callee, frame.arguments, frame.offset) if frame else None
         none = TriggerPoint(Trigger.NONE, end, "", end, False, call)
-        if self._mode != _CODE or self._opening or self._number:
+        if self._mode != _CODE or self._string.opening or self._number:
             return none
-        if self._import:
+        if self._statement.importing:
             return self._import_point(call) or none
         if self._ident is not None:
             if self._ident_binding:
@@ -216,99 +173,47 @@ class MonitorState:
             )
         if self._last == "dot" and self._last_end == end:
             return TriggerPoint(Trigger.COMPLETIONS_AFTER_DOT, end, "", end, True, call)
-        top = self._frames[-1] if self._frames else None
+        top = self._brackets.top
         if top and top.kind == "call" and self._last in ("open", "comma"):
             return TriggerPoint(Trigger.CALL_ARGUMENT, end, "", end, False, call)
         return none
 
     def open_calls(self) -> tuple[int, ...]:
         """Offsets of the ``(`` of every call still open, outermost first."""
-        return tuple(frame.offset for frame in self._frames if frame.kind == "call")
-
-    # --- reporting ------------------------------------------------------------------
-
-    def _call(self) -> CallContext | None:
-        for frame in reversed(self._frames):
-            if frame.kind == "call":
-                return CallContext(frame.callee, frame.arguments, frame.offset)
-        return None
+        return tuple(frame.offset for frame in self._brackets.calls())
 
     def _import_point(self, call: CallContext | None) -> TriggerPoint | None:
-        end = self._length
+        end = self._text.length
         if self._ident is not None:
-            module_part = self._ident_module if self._import == "from" else not self._ident_binding
+            importing = self._statement.importing
+            module_part = self._ident_module if importing == "from" else not self._ident_binding
             if not module_part:
                 return None
             after_dot = self._ident_prev in _DOTS
             return TriggerPoint(
                 Trigger.IMPORT_NAME, end, self._ident, self._ident_start, after_dot, call
             )
-        if not self._import_expect or self._import_alias:
+        if not self._statement.import_expect or self._statement.import_alias:
             return None
         after_dot = self._last in _DOTS and self._last_end == end
         return TriggerPoint(Trigger.IMPORT_NAME, end, "", end, after_dot, call)
 
     # --- lexing ---------------------------------------------------------------------
 
-    def _slice(self, start: int, end: int) -> str:
-        if end <= start:
-            return ""
-        index = bisect_right(self._starts, start) - 1
-        parts = []
-        while index < len(self._chunks) and self._starts[index] < end:
-            chunk_start = self._starts[index]
-            parts.append(self._chunks[index][max(start - chunk_start, 0) : end - chunk_start])
-            index += 1
-        return "".join(parts)
-
     def _lex_string(self, text: str, index: int) -> int:
-        if self._escape:
-            self._escape = False
-            self._quote_run = 0
-            return index + 1
-        if self._brace:
-            self._brace = False
-            if text[index] == "{" and not self._spec:  # ``{{``: a literal brace
-                return index + 1
-            self._open_field(self._base + index - 1)
-            return index  # lexed again as code
-        stop = _STRING_STOPS[self._quote, self._fstring].search(text, index)
-        if stop is None:
-            self._quote_run = 0
-            return len(text)
-        at = stop.start()
-        if at > index:
-            self._quote_run = 0
-        char = text[at]
-        if char == "\\":
-            self._escape = True
-            return at + 1
-        if char == "{":
-            self._brace, self._quote_run = True, 0
-            return at + 1
-        if char == "}":
-            self._quote_run = 0
-            if self._spec:  # the end of the field whose format spec this is
-                self._close("}", self._base + at + 1)
-            return at + 1  # else ``}}``, or a stray brace, is text
-        if char == "\n":
-            if self._triple:
-                self._quote_run = 0
-                return at + 1
-            self._end_string(self._base + at)  # unterminated: the newline ends it
-            return at
-        if not self._triple:
-            self._end_string(self._base + at + 1)
-            return at + 1
-        self._quote_run += 1
-        if self._quote_run == 3:
-            self._end_string(self._base + at + 1)
-        return at + 1
+        index, event, at = self._string.scan(text, index, self._base)
+        if event == "field":
+            self._open_field(at)
+        elif event == "close":
+            self._close("}", at)
+        elif event == "end":
+            self._end_string(at)
+        return index
 
     def _lex_code(self, text: str, index: int) -> int:
         char = text[index]
         position = self._base + index
-        if self._opening:
+        if self._string.opening:
             return self._lex_opening(char, index, position)
         if self._ident is not None:
             if char.isalnum() or char == "_":
@@ -318,7 +223,7 @@ class MonitorState:
             if char in "'\"" and self._ident.lower() in _STRING_PREFIXES:
                 start, prefix = self._ident_start, self._ident.lower()
                 self._ident = None
-                self._start_string(start, char, fstring="f" in prefix)
+                self._string.begin(start, char, self._last, fstring="f" in prefix)
                 return index + 1
             self._end_identifier(position)
         if self._number:
@@ -326,13 +231,13 @@ class MonitorState:
                 return _NUMBER.match(text, index).end()  # type: ignore[union-attr]
             self._number = False
         if char in " \t\r\f":
-            if self._import == "from" and self._last in _DOTS:
-                self._import_expect = False  # ``from . import``: what follows is the keyword
+            if self._statement.importing == "from" and self._last in _DOTS:
+                self._statement.import_expect = False  # ``from . import``: the keyword follows
             return index + 1
         if char == "\n":
             if self._continuation:
                 self._continuation = False
-            elif not self._frames:
+            elif not self._brackets:
                 self._end_statement()
                 self.statement_ends.append(self._base + index)
             return index + 1
@@ -342,13 +247,14 @@ class MonitorState:
         elif char == "#":
             self._mode = _COMMENT
         elif char in "'\"":
-            self._start_string(position, char)
+            self._string.begin(position, char, self._last)
         elif char.isidentifier():
             self._ident = char
             self._ident_start = position
             self._ident_prev = self._last
-            self._ident_binding = self._binding_next
-            self._ident_module = self._import == "from" and self._import_expect
+            self._ident_binding = self._statement.binding_next
+            importing, expect = self._statement.importing, self._statement.import_expect
+            self._ident_module = importing == "from" and expect
         elif char.isdigit():
             self._token("number", position + 1)
             self._number = True
@@ -358,191 +264,120 @@ class MonitorState:
 
     def _lex_opening(self, char: str, index: int, position: int) -> int:
         """After one or two quotes: a one-line string, an empty one, or a triple-quoted one."""
-        if char == self._quote:
-            if self._opening == 1:
-                self._opening = 2
-            else:
-                self._opening = 0
-                self._mode, self._triple, self._quote_run = _STRING, True, 0
-            return index + 1
-        if self._opening == 1:
-            self._opening = 0
-            self._mode, self._triple, self._escape = _STRING, False, False
-        else:
-            self._opening = 0
+        consumed, opened = self._string.opened(char)
+        if opened == "string":
+            self._mode = _STRING
+        elif opened == "empty":
             self._end_string(position)
-        return index  # lexed again in the mode now current
-
-    def _start_string(self, start: int, quote: str, *, fstring: bool = False) -> None:
-        self._opening = 1
-        self._quote = quote
-        self._string_start = start
-        self._string_prev = self._last
-        self._fstring = fstring
-        self._spec = False
+        return index + 1 if consumed else index  # else lexed again in the mode now current
 
     def _open_field(self, position: int) -> None:
         """A replacement field opens at ``position``: code until its ``}``."""
-        resume = _StringState(
-            self._quote, self._triple, self._string_start, self._string_prev, self._spec
-        )
-        self._mode, self._spec, self._quote_run = _CODE, False, 0
-        self._frames.append(_Frame("{", position, "field", position + 1, "", 0, resume))
+        resume = self._string.suspend()
+        self._mode = _CODE
+        self._brackets.open(Frame("{", position, "field", position + 1, "", 0, resume))
         self._token("open", position + 1)
-
-    def _resume_string(self, resume: _StringState) -> None:
-        """Back in the f-string (or its format spec) after a field's ``}``."""
-        self._mode, self._fstring, self._escape, self._quote_run = _STRING, True, False, 0
-        self._quote, self._triple, self._spec = resume.quote, resume.triple, resume.spec
-        self._string_start, self._string_prev = resume.start, resume.previous
 
     def _end_string(self, end: int) -> None:
         self._mode = _CODE
-        if self._string_prev != "string":  # "a" "b" is one expression
-            self._chain_start = self._string_start
+        if self._string.previous != "string":  # "a" "b" is one expression
+            self._chain_start = self._string.start
         self._token("string", end)
 
     def _token(self, kind: str, end: int) -> None:
         self._last = kind
         self._last_end = end
-        self._line_tokens += 1
-        self._binding_next = False
-        self._def_state = None
+        self._statement.token()
 
     def _end_identifier(self, end: int) -> None:
         word, start, previous = self._ident or "", self._ident_start, self._last
         self._ident = None
         if word in _KEYWORDS and previous != "dot":
-            self._keyword(word, end)
+            first = self._statement.tokens == 0
+            self._token("keyword", end)
+            self._statement.keyword(word, first, len(self._brackets))
             return
-        defining = self._def_state
+        defining = self._statement.defining
         if previous != "dot":
             self._chain_start = start
         self._token("name", end)
-        if defining in ("def", "class"):
-            self._def_state = f"{defining}:named"
-        if self._import:
-            self._import_expect = False
-
-    def _keyword(self, word: str, end: int) -> None:
-        first = self._line_tokens == 0
-        self._token("keyword", end)
-        if word == "import":
-            self._import, self._import_expect, self._import_alias = "names", True, False
-        elif word == "from" and first:
-            self._import, self._import_expect = "from", True
-        elif word in ("def", "class"):
-            self._binding_next = True
-            self._def_state = word
-        elif word == "as":
-            self._binding_next = True
-            if self._import:
-                self._import_alias, self._import_expect = True, False
-        elif word == "for":
-            self._binding_next = True
-        elif word == "lambda":
-            self._binding_next = True
-            self._lambdas.append(len(self._frames))
+        self._statement.named(defining)
 
     def _end_statement(self) -> None:
         self._last = ""
-        self._line_tokens = 0
-        self._binding_next = False
-        self._def_state = None
-        self._lambdas.clear()
-        self._import = None
-        self._import_expect = self._import_alias = False
+        self._statement.end()
 
     def _punctuation(self, char: str, position: int) -> None:
         end = position + 1
-        top = self._frames[-1] if self._frames else None
-        depth = len(self._frames)
+        top, depth = self._brackets.top, len(self._brackets)
         if char in "([{":
             self._open(char, position)
         elif char in ")]}":
             self._close(char, end)
         elif char == ",":
             self._token("comma", end)
-            if top is not None:
-                self._frames[-1] = top._replace(arguments=top.arguments + 1)
-            in_lambda = bool(self._lambdas) and self._lambdas[-1] == depth
-            self._binding_next = in_lambda or (top is not None and top.kind == "params")
-            if self._import and (top is None or top.kind == "import"):
-                self._import_expect, self._import_alias = True, False
+            self._brackets.comma()
+            self._statement.comma(depth, top.kind if top is not None else None)
         elif char == ".":
             self._token("dot" if self._last in _EXPRESSION_ENDS else "dot_bare", end)
-            if self._import:
-                self._import_expect = True
+            if self._statement.importing:
+                self._statement.import_expect = True
         elif char == ";":
             self._token("op", end)
-            if not self._frames:
+            if not self._brackets:
                 self._end_statement()
         elif char == ":":
             self._token("op", end)
-            in_lambda = bool(self._lambdas) and self._lambdas[-1] == depth
-            if top is not None and top.kind == "field" and not in_lambda:
+            if top is not None and top.kind == "field" and not self._statement.in_lambda(depth):
                 self._enter_spec(top)
-            elif self._lambdas and self._lambdas[-1] == depth:
-                self._lambdas.pop()
-            elif depth == 0:
-                self._line_tokens = 0  # ``else: from x import y``
+            else:
+                self._statement.colon(depth)
         else:
             # ``*args`` and ``**kwargs`` still bind a name
-            binding = self._binding_next and char in "*/"
+            binding = self._statement.binding_next and char in "*/"
             self._token("op", end)
-            self._binding_next = binding
+            self._statement.binding_next = binding
 
     def _open(self, char: str, position: int) -> None:
-        state = self._def_state
+        state = self._statement.defining
         chain, callee = position, ""
         if char == "(" and state == "def:named":
             kind = "params"
         elif char == "(" and state == "class:named":
             kind = "bases"
-        elif char == "(" and self._import == "names":
+        elif char == "(" and self._statement.importing == "names":
             kind = "import"
         elif char != "{" and self._last in _EXPRESSION_ENDS:
             kind = "call" if char == "(" else "subscript"
             chain = self._chain_start
             if kind == "call":
-                callee = self._slice(chain, position).strip()
+                callee = self._text.slice(chain, position).strip()
         else:
             kind = "group"
-        self._frames.append(_Frame(char, position, kind, chain, callee, 0))
+        self._brackets.open(Frame(char, position, kind, chain, callee, 0))
         self._token("open", position + 1)
-        if kind == "params":
-            self._binding_next = True
-        elif kind == "import":
-            self._import_expect = True
+        self._statement.opened(kind)
 
     def _close(self, char: str, end: int) -> None:
-        opener = _OPENERS[char]
-        match = next(
-            (i for i in range(len(self._frames) - 1, -1, -1) if self._frames[i].opener == opener),
-            None,
-        )
-        if match is None:  # unbalanced: ignore it rather than lose the brackets still open
+        frame = self._brackets.close(char)
+        if frame is None:  # unbalanced: ignore it rather than lose the brackets still open
             self._token("op", end)
             return
-        frame = self._frames[match]
-        del self._frames[match:]
-        while self._lambdas and self._lambdas[-1] > len(self._frames):
-            self._lambdas.pop()
+        self._statement.closed(len(self._brackets))
         if frame.resume is not None:  # a replacement field ends
             self._token("op", end)
-            self._resume_string(frame.resume)
+            self._mode = _STRING
+            self._string.resume(frame.resume)
             return
         expression = frame.kind in ("call", "subscript", "group")
         self._token("close" if expression else "op", end)
         self._chain_start = frame.chain_start
 
-    def _enter_spec(self, field: _Frame) -> None:
-        """``:`` at a field's top level: its format spec, text up to the field's ``}``
-        (which :meth:`_lex_string` closes), with fields of its own."""
+    def _enter_spec(self, field: Frame) -> None:
+        """``:`` at a field's top level: its format spec, a string up to the field's ``}``."""
         assert field.resume is not None
-        self._mode, self._spec, self._fstring = _STRING, True, True
-        self._quote, self._triple = field.resume.quote, field.resume.triple
-        self._escape = self._brace = False
+        self._mode = _STRING
+        self._string.enter_spec(field.resume)
 
 
 def trigger_at(text: str) -> TriggerPoint:
