@@ -173,16 +173,6 @@ class DeprecationCache:
         return len(self._files)
 
 
-_default_cache = DeprecationCache()
-
-
-def deprecation_at(
-    path: str | os.PathLike[str], line: int, name: str | None = None
-) -> Deprecation | None:
-    """``deprecation_in_source`` for a file, through a shared bounded cache."""
-    return _default_cache.of(path, line, name)
-
-
 def _scan_scope(
     body: list[ast.stmt], names: ModuleNames, found: list[DeprecatedDefinition]
 ) -> None:

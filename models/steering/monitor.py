@@ -378,8 +378,3 @@ class MonitorState:
         assert field.resume is not None
         self._mode = _STRING
         self._string.enter_spec(field.resume)
-
-
-def trigger_at(text: str) -> TriggerPoint:
-    """The trigger at the end of ``text``, lexed in one go."""
-    return MonitorState().update(text)

@@ -15,7 +15,6 @@ from steerlsp.models.deprecation.static import (
     MAX_SOURCE_BYTES,
     Deprecation,
     DeprecationCache,
-    deprecation_at,
     deprecation_in_source,
     deprecations_in,
     read_source,
@@ -657,7 +656,7 @@ def test_only_regular_files_within_the_size_cap_are_read(tmp_path: Path) -> None
     assert read_source(big) is not None
     assert read_source(tmp_path) is None
     assert read_source(tmp_path / "missing.py") is None
-    assert deprecation_at(tmp_path / "missing.py", 0) is None
+    assert DeprecationCache().of(tmp_path / "missing.py", 0) is None
     fifo = tmp_path / "fifo.py"
     os.mkfifo(fifo)
     assert read_source(fifo) is None  # and it did not block waiting for a writer

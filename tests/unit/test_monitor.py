@@ -14,7 +14,6 @@ from steerlsp.models.steering.monitor import (
     MonitorState,
     Trigger,
     TriggerPoint,
-    trigger_at,
 )
 
 AFTER_DOT = Trigger.COMPLETIONS_AFTER_DOT
@@ -22,6 +21,11 @@ INSIDE = Trigger.INSIDE_IDENTIFIER
 ARGUMENT = Trigger.CALL_ARGUMENT
 IMPORT = Trigger.IMPORT_NAME
 NONE = Trigger.NONE
+
+
+def trigger_at(text: str) -> TriggerPoint:
+    """The trigger at the end of ``text``, lexed in one go."""
+    return MonitorState().update(text)
 
 
 @pytest.mark.parametrize(
