@@ -7,11 +7,8 @@ import random
 import pytest
 import torch
 
-from steerlsp.models.steering.processors.text import (
-    TokenHealing,
-    VocabularyText,
-    split_trailing_space,
-)
+from steerlsp.models.steering.processors.healing import TokenHealing, split_trailing_space
+from steerlsp.models.steering.tokens.vocab import VocabularyText
 
 
 class FiveTokens:

@@ -20,26 +20,10 @@ import torch
 
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.processors.suppress import SuppressComments
 
 # A hint is not placed when more than this many tokens would be prefilled again.
 MAX_REPREFILL = 96
-
-
-class SuppressComments:
-    """Pushes comment-starting tokens below every other valid one while a hint is shown,
-    so the model does not continue the hint's comment style."""
-
-    def __init__(self, token_ids: torch.Tensor) -> None:
-        self.token_ids = token_ids
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        # input_ids: [1, T]; scores: [1, V]
-        ids = self.token_ids[self.token_ids < scores.shape[-1]].to(scores.device)
-        if not len(ids):
-            return scores
-        out = scores.clone()
-        out[:, ids] = float("-inf")
-        return out if bool(torch.isfinite(out).any()) else scores
 
 
 @dataclass
