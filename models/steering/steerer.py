@@ -41,8 +41,8 @@ from steerlsp.models.steering.stages.written import Written
 # The stages, in the order they ask, observe and steer. Each builds itself from the
 # completion's inputs (None: switched off by its options).
 STAGES: tuple[Callable[[Inputs], Stage | None], ...] = (
-    MemberWalk.build,
-    SignatureHints.build,
+    MemberWalk,
+    SignatureHints,
     UndefinedNames.build,
 )
 

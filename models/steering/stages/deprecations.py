@@ -27,8 +27,7 @@ from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.monitor import TriggerPoint
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import Candidate, relevance_scores
-from steerlsp.models.steering.stages.base import Budget, Query, Trace
-from steerlsp.models.steering.stages.written import Written
+from steerlsp.models.steering.stages.base import Inputs, Query, Trace
 
 # Defining classes whose files are looked up as soon as a completion list arrives, and
 # (for items that name no class) the names likeliest by relevance alone.
@@ -88,22 +87,13 @@ def definition_files(
 class Deprecations:
     """Per completion: asks which contenders are deprecated, and reads the answers."""
 
-    def __init__(
-        self,
-        *,
-        analysis: Analysis,
-        facts: SteeringFacts,
-        options: SteeringOptions,
-        budget: Budget,
-        trace: Trace,
-        written: Written,
-    ) -> None:
-        self.analysis = analysis
-        self.facts = facts
-        self.options = options
-        self.budget = budget
-        self.trace = trace
-        self.written = written
+    def __init__(self, inputs: Inputs) -> None:
+        self.analysis = inputs.analysis
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.budget = inputs.budget
+        self.trace = inputs.trace
+        self.written = inputs.written
 
     def ask(
         self,

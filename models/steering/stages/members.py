@@ -20,21 +20,16 @@ from typing import Any
 import torch
 
 from steerlsp.models.deprecation.static import Deprecation
-from steerlsp.models.options import SteeringOptions
-from steerlsp.models.steering.analysis import Analysis, CompletionCandidate
-from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.analysis import CompletionCandidate
 from steerlsp.models.steering.monitor import Trigger, TriggerPoint
 from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote, FollowByKind
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.ranker import Ranker
 from steerlsp.models.steering.ranking.relevance import DocumentUsage
-from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step, Trace
+from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step
 from steerlsp.models.steering.stages.deprecations import Deprecations, definition_files
-from steerlsp.models.steering.stages.hints import Hints
-from steerlsp.models.steering.stages.questions import Questions
-from steerlsp.models.steering.stages.walking import Walk, Walking
-from steerlsp.models.steering.stages.written import Written
+from steerlsp.models.steering.stages.walking import Walk
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Candidates resolved to their definitions to read their deprecation: this many of the
@@ -64,52 +59,18 @@ class _Spelled:
 class MemberWalk(Stage):
     """Asks for the completion items at a trigger and walks the name along them."""
 
-    def __init__(
-        self,
-        *,
-        analysis: Analysis,
-        facts: SteeringFacts,
-        options: SteeringOptions,
-        trace: Trace,
-        written: Written,
-        questions: Questions,
-        walking: Walking,
-        hints: Hints,
-        deprecations: Deprecations,
-    ) -> None:
-        self.analysis = analysis
-        self.facts = facts
-        self.options = options
-        self.trace = trace
-        self.written = written
-        self.questions = questions
-        self.walking = walking
-        self.hints = hints
-        self.deprecations = deprecations
-        self.weights = options.rank_weights()
+    def __init__(self, inputs: Inputs) -> None:
+        self.analysis = inputs.analysis
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.trace = inputs.trace
+        self.written = inputs.written
+        self.questions = inputs.questions
+        self.walking = inputs.walking
+        self.hints = inputs.hints
+        self.deprecations = Deprecations(inputs)
+        self.weights = inputs.options.rank_weights()
         self._usage: DocumentUsage | None = None
-
-    @classmethod
-    def build(cls, inputs: Inputs) -> MemberWalk:
-        deprecations = Deprecations(
-            analysis=inputs.analysis,
-            facts=inputs.facts,
-            options=inputs.options,
-            budget=inputs.budget,
-            trace=inputs.trace,
-            written=inputs.written,
-        )
-        return cls(
-            analysis=inputs.analysis,
-            facts=inputs.facts,
-            options=inputs.options,
-            trace=inputs.trace,
-            written=inputs.written,
-            questions=inputs.questions,
-            walking=inputs.walking,
-            hints=inputs.hints,
-            deprecations=deprecations,
-        )
 
     # ---- asking ----------------------------------------------------------------------
 

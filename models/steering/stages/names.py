@@ -23,11 +23,9 @@ from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.monitor import MonitorState, TriggerPoint
 from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote
-from steerlsp.models.steering.stages.base import Budget, Inputs, Stage, Step, Trace
-from steerlsp.models.steering.stages.hints import Hints
+from steerlsp.models.steering.stages.base import Inputs, Stage, Step, Trace
 from steerlsp.models.steering.stages.scope import NameCheck, Undefined
-from steerlsp.models.steering.stages.walking import Walk, Walking
-from steerlsp.models.steering.stages.written import Written
+from steerlsp.models.steering.stages.walking import Walk
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Names in scope offered to the walk after a rewind (Jedi lists ~150 builtins alone).
@@ -174,26 +172,15 @@ class UndefinedNames(Stage):
     (while rewinds are left and no hint is in the cache: a hint after the name would
     have to be taken out too)."""
 
-    def __init__(
-        self,
-        guard: NameGuard,
-        *,
-        facts: SteeringFacts,
-        options: SteeringOptions,
-        budget: Budget,
-        trace: Trace,
-        written: Written,
-        walking: Walking,
-        hints: Hints,
-    ) -> None:
+    def __init__(self, inputs: Inputs, guard: NameGuard) -> None:
         self.guard = guard
-        self.facts = facts
-        self.options = options
-        self.budget = budget
-        self.trace = trace
-        self.written = written
-        self.walking = walking
-        self.hints = hints
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.budget = inputs.budget
+        self.trace = inputs.trace
+        self.written = inputs.written
+        self.walking = inputs.walking
+        self.hints = inputs.hints
         self._rewind: tuple[int, int, str, str] | None = None  # keep, banned token, lead, name
         self._rewound: tuple[int, str, str] | None = None  # banned token, lead, name
 
@@ -214,16 +201,7 @@ class UndefinedNames(Stage):
             monitor=written.prefix_monitor,
             limit=inputs.budget.limit,
         )
-        return cls(
-            guard,
-            facts=inputs.facts,
-            options=options,
-            budget=inputs.budget,
-            trace=inputs.trace,
-            written=written,
-            walking=inputs.walking,
-            hints=inputs.hints,
-        )
+        return cls(inputs, guard)
 
     def observe(self, point: TriggerPoint) -> None:
         guard, written = self.guard, self.written

@@ -11,50 +11,23 @@ from typing import Any
 
 import torch
 
-from steerlsp.models.options import SteeringOptions
-from steerlsp.models.steering.analysis import Analysis, Signature
-from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.analysis import Signature
 from steerlsp.models.steering.monitor import Trigger, TriggerPoint
-from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step, Trace
-from steerlsp.models.steering.stages.hints import Hints
-from steerlsp.models.steering.stages.questions import Questions
-from steerlsp.models.steering.stages.written import Written
+from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step
 
 
 class SignatureHints(Stage):
     """Signature hints for the calls the completion writes."""
 
-    def __init__(
-        self,
-        *,
-        analysis: Analysis,
-        facts: SteeringFacts,
-        options: SteeringOptions,
-        trace: Trace,
-        written: Written,
-        questions: Questions,
-        hints: Hints,
-    ) -> None:
-        self.analysis = analysis
-        self.facts = facts
-        self.options = options
-        self.trace = trace
-        self.written = written
-        self.questions = questions
-        self.hints = hints
+    def __init__(self, inputs: Inputs) -> None:
+        self.analysis = inputs.analysis
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.trace = inputs.trace
+        self.written = inputs.written
+        self.questions = inputs.questions
+        self.hints = inputs.hints
         self._drop = False  # its call closed: remove the hint at the next step
-
-    @classmethod
-    def build(cls, inputs: Inputs) -> SignatureHints:
-        return cls(
-            analysis=inputs.analysis,
-            facts=inputs.facts,
-            options=inputs.options,
-            trace=inputs.trace,
-            written=inputs.written,
-            questions=inputs.questions,
-            hints=inputs.hints,
-        )
 
     def ask(self, point: TriggerPoint) -> None:
         call = point.call
