@@ -70,15 +70,15 @@ class Steerer:
         self.walking = Walking(self.trace)
         self.hints = Hints(facts, options, self.trace, self.budget)
         inputs = Inputs(
-            analysis,
-            facts,
-            options,
-            self.budget,
-            self.trace,
-            self.written,
-            self.questions,
-            self.walking,
-            self.hints,
+            analysis=analysis,
+            facts=facts,
+            options=options,
+            budget=self.budget,
+            trace=self.trace,
+            written=self.written,
+            questions=self.questions,
+            walking=self.walking,
+            hints=self.hints,
         )
         self.stages = [stage for build in STAGES if (stage := build(inputs)) is not None]
         self._prompt_length = prompt_length
