@@ -41,13 +41,10 @@ from steerlsp.models.options import (
 )
 from steerlsp.models.steering.analysis import Analysis
 from steerlsp.models.steering.facts import SteeringFacts
-from steerlsp.models.steering.processors.text import (
-    CommentRuns,
-    TokenHealing,
-    VocabularyText,
-    split_trailing_space,
-)
+from steerlsp.models.steering.processors.comments import CommentRuns
+from steerlsp.models.steering.processors.healing import TokenHealing, split_trailing_space
 from steerlsp.models.steering.steerer import Steerer
+from steerlsp.models.steering.tokens.vocab import VocabularyText
 from steerlsp.prompts.builder import build_prompt
 from steerlsp.prompts.context import context_block
 from steerlsp.prompts.fim import FimTemplate, detect_template, spelling_in, template_named

@@ -1,4 +1,4 @@
-"""What every steered completion of one loaded model shares (``models/steering/steerer.py``).
+"""What every steered completion of one loaded model shares (``models/steering/stages/``).
 
 The vocabulary index, the query pool, the static deprecation reader and what
 the session has learned: which file each class (or listed name) is defined
@@ -40,9 +40,9 @@ class SteeringFacts:
     pool: concurrent.futures.ThreadPoolExecutor
     deprecations: DeprecationCache
     _comments: torch.Tensor | None = None
-    # A group (see ``_group``: Jedi's ``detail``, the defining class or module, or a name
-    # in one completion list) -> the file it is defined in, so its deprecations cost one
-    # definition query per session, not one per trigger.
+    # A group (``stages/deprecations.py`` ``group_of``: Jedi's ``detail``, the defining
+    # class or module, or a name in one completion list) -> the file it is defined in, so
+    # its deprecations cost one definition query per session, not one per trigger.
     defined_in: OrderedDict[str, str] = field(default_factory=OrderedDict)
     # A group -> the 0-based line of the definition it was resolved by (to locate its class).
     defined_at: dict[str, int] = field(default_factory=dict)

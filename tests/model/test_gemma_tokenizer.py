@@ -41,5 +41,7 @@ def test_spellings_with_the_real_gemma_tokenizer():
     assert trie.spellings["__init__"].rollback == 1
     dump = list(trie.spellings["model_dump"].tokens)
     assert trie.ends_here(dump)
-    assert trie.candidates_below(dump) == ["model_dump", "model_dump_json"]
+    assert trie.completed(dump) == ["model_dump"]
+    json = list(trie.spellings["model_dump_json"].tokens)
+    assert json[: len(dump)] == dump and trie.contains(json)  # below model_dump
     assert trie.dropped == []

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from steerlsp.models.options import CompletionOptions
-from steerlsp.models.steering.processors.text import CommentRuns, VocabularyText, comment_run
+from steerlsp.models.steering.processors.comments import CommentRuns, comment_run
+from steerlsp.models.steering.tokens.vocab import VocabularyText
 
 # "<eos>", "#", " #", "\n", "\n    #", "x", " =", ":\n"
 PIECES = [

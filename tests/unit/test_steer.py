@@ -38,7 +38,8 @@ from steerlsp.models.steering.analysis import (
     Signature,
 )
 from steerlsp.models.steering.facts import SteeringFacts
-from steerlsp.models.steering.steerer import QUERY_LIMIT, Steerer
+from steerlsp.models.steering.stages.base import QUERY_LIMIT
+from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 from tests.doubles import tiny
 from tests.doubles.analysis import ScriptedAnalysis

@@ -7,11 +7,10 @@ import random
 import pytest
 import torch
 
-from steerlsp.models.steering.processors.text import (
-    TokenHealing,
-    VocabularyText,
-    split_trailing_space,
-)
+from steerlsp.models.steering.processors.base import LogitsProcessor
+from steerlsp.models.steering.processors.healing import TokenHealing, split_trailing_space
+from steerlsp.models.steering.processors.suppress import SuppressComments
+from steerlsp.models.steering.tokens.vocab import VocabularyText
 
 
 class FiveTokens:
@@ -89,3 +88,26 @@ def test_healing_needs_text(vocabulary):
 )
 def test_split_trailing_space(prompt, expected):
     assert split_trailing_space(prompt) == expected
+
+
+def test_idle_means_the_processor_cannot_forbid_a_walks_row(vocabulary):
+    assert LogitsProcessor().idle is False  # the default: it may mask anything
+    healing = TokenHealing(vocabulary, " ")
+    healing(torch.tensor([[4]]), torch.zeros(1, 5))
+    assert not healing.idle  # it still allows only whitespace-consistent tokens
+    healing(torch.tensor([[4, 1]]), torch.zeros(1, 5))  # the model wrote " "
+    assert healing.idle  # healed: it changes no score
+
+
+def test_suppress_comments_forbids_its_ids_unless_nothing_would_be_left():
+    suppress = SuppressComments(torch.tensor([1, 3], dtype=torch.long))
+    scores = torch.zeros(1, 5)
+    assert allowed(suppress(torch.zeros(1, 2, dtype=torch.long), scores)) == [0, 2, 4]
+    only = torch.full((1, 5), float("-inf"))
+    only[0, 1] = 0.0
+    assert allowed(suppress(torch.zeros(1, 2, dtype=torch.long), only)) == [1]
+
+
+def test_suppress_comments_needs_token_ids():
+    with pytest.raises(ValueError, match="1-D long"):
+        SuppressComments(torch.tensor([[1]]))

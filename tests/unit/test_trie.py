@@ -54,7 +54,7 @@ def test_prefix_case_update_and_updates_are_both_reachable():
     assert trie.ends_here(after_update)
     assert trie.completed(after_update) == ["update"]
     assert trie.allowed_next(after_update).tolist() == ids("s")
-    assert trie.candidates_below(after_update) == ["update", "updates"]
+    assert trie.contains(after_update) and trie.contains(ids("update", "s"))
     assert trie.completed(ids("update", "s")) == ["updates"]
     assert trie.allowed_next(ids("update", "s")).tolist() == []
 
@@ -65,7 +65,7 @@ def test_leaving_the_trie():
     assert trie.allowed_next(ids("up")).tolist() == []
     assert not trie.ends_here(ids("up"))
     assert trie.completed(ids("up", "date")) == []
-    assert trie.candidates_below(ids("x")) == []
+    assert not trie.contains(ids("x")) and trie.completed(ids("x")) == []
 
 
 def test_a_token_that_finishes_a_candidate_and_goes_past_its_end():

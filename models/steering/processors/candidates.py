@@ -1,10 +1,9 @@
 """Logits processors that steer the identifier after a trigger toward the real names.
 
-Each has transformers' shape, ``__call__(input_ids, scores) -> scores`` with
-``input_ids: [1, T]`` and ``scores: [1, V]``, and receives facts gathered at the
-trigger (a :class:`CandidateTrie`, token ids, item kinds), never a language
-server. Compose them in a list, in this order: :class:`CandidateWalk`,
-:class:`Demote`, :class:`FollowByKind`.
+Each is a :class:`LogitsProcessor` (``processors/base.py``) and receives facts
+gathered at the trigger (a :class:`CandidateTrie`, token ids, item kinds).
+Compose them in a list, in this order: :class:`CandidateWalk`, :class:`Demote`,
+:class:`FollowByKind`.
 
 "Since the trigger" is counted from ``start``, the length of ``input_ids`` when
 the first identifier token is about to be chosen. Left as None it is taken from
@@ -20,6 +19,7 @@ from typing import Literal
 
 import torch
 
+from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Item kinds (LSP CompletionItemKind names, lower case) by what may follow the name.
@@ -72,7 +72,7 @@ def _below_floor(
     return out
 
 
-class CandidateWalk:
+class CandidateWalk(LogitsProcessor):
     """Steers the identifier after a trigger along the candidates' token spellings.
 
     Each step boosts by ``delta`` (``mode="boost"``) or allows only
@@ -183,7 +183,7 @@ class CandidateWalk:
             self.state = WalkState.LEFT
 
 
-class Demote:
+class Demote(LogitsProcessor):
     """Pushes ``token_ids`` below the lowest score of every other valid token.
 
     For the first tokens of deprecated names (see ``CandidateTrie.leading_only_to``):
@@ -227,7 +227,7 @@ class Demote:
         return _below_floor(scores, self.token_ids, self.among, self.margin)
 
 
-class FollowByKind:
+class FollowByKind(LogitsProcessor):
     """Steers the token right after a candidate's name by the candidate's kind.
 
     Where the written tokens spell a whole candidate, a property, attribute or

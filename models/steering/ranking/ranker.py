@@ -1,4 +1,4 @@
-"""Ranking one completion list for the walk (see ``models/steering/steerer.py``).
+"""Ranking one completion list for the walk after ``.`` (``models/steering/stages/members.py``).
 
 The signals live in ``models/steering/ranking/relevance.py``; this is the order they are
 computed in on the decode thread: first-token log-probabilities for every
@@ -23,6 +23,7 @@ from steerlsp.models.steering.ranking.relevance import (
     RankWeights,
     rank_candidates,
 )
+from steerlsp.models.steering.stages.base import ScorerView
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Candidates scored whole by the model: the best few on first tokens.
@@ -88,7 +89,11 @@ class Ranker:
         )
 
     def score(
-        self, engine: Any, logits: torch.Tensor, trie: CandidateTrie, remainder: dict[str, str]
+        self,
+        scorer: ScorerView,
+        logits: torch.Tensor,
+        trie: CandidateTrie,
+        remainder: dict[str, str],
     ) -> dict[str, float]:
         """Log-probabilities to rank by: whole names for the shortlist when it is
         scored (the rest then count as unlikely), else every name's first token."""
@@ -100,7 +105,7 @@ class Ranker:
         if self.proxy[0].name == self.favourite and not shared:
             return self.first_token
         started = time.perf_counter()
-        scores = engine.score_continuations(
+        scores = scorer.score_continuations(
             logits,
             [tokens[n] for n in shortlist],
             self.breaks,

@@ -1,41 +1,38 @@
-"""The Steerer's deprecation stage: which completion items are deprecated, read from source.
+"""Deprecations: which completion items are deprecated, read from their source.
 
 Items group by their defining class or module (Jedi's ``detail``): resolving
 one item of a class finds its file, and ``models/deprecation/static.py`` reads every
 deprecated definition there. An item the analysis names no class for is its
 own group, resolved by name. Files are looked up as soon as a list arrives
 (:func:`definition_files`, on a pool thread), the contenders' definitions while
-the ranker scores (the Steerer asks them), and :func:`read_deprecations` reads
-them when the name is due; the opt-in runtime check adds what earlier probes
-found and starts one more.
+the ranker scores (:meth:`Deprecations.ask`), and :meth:`Deprecations.read`
+reads them when the name is due; the opt-in runtime check adds what earlier
+probes found and starts one more. The walk after ``.`` (``stages/members.py``)
+uses them to demote deprecated names and to hint at the favourite's.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from steerlsp.models.deprecation.static import Deprecation
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
 from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.monitor import TriggerPoint
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import Candidate, relevance_scores
+from steerlsp.models.steering.stages.base import Inputs, Query, Trace
 
 # Defining classes whose files are looked up as soon as a completion list arrives, and
 # (for items that name no class) the names likeliest by relevance alone.
 PREFETCH_GROUPS = 3
 PREFETCH_BY_RELEVANCE = 2
-
-
-class DefinitionQuery(Protocol):
-    """A definition asked of the analysis (the Steerer's query record)."""
-
-    future: concurrent.futures.Future[Any]
-    extra: Any  # the group it resolves
 
 
 @dataclass
@@ -45,7 +42,7 @@ class Asked:
     groups: dict[str, CompletionCandidate]  # see group_of -> one item of it
     listed: str  # the completion list's fingerprint
     paths: dict[str, str] = field(default_factory=dict)  # group -> its file
-    queries: list[DefinitionQuery] = field(default_factory=list)
+    queries: list[Query] = field(default_factory=list)  # ``extra``: the group resolved
 
 
 def definition_files(
@@ -87,14 +84,90 @@ def definition_files(
     return found
 
 
+class Deprecations:
+    """Per completion: asks which contenders are deprecated, and reads the answers."""
+
+    def __init__(self, inputs: Inputs) -> None:
+        self.analysis = inputs.analysis
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.budget = inputs.budget
+        self.trace = inputs.trace
+        self.written = inputs.written
+
+    def ask(
+        self,
+        point: TriggerPoint,
+        found: list[CompletionCandidate],
+        items: list[CompletionCandidate],
+        contenders: list[CompletionCandidate],
+        sources: concurrent.futures.Future[dict[str, tuple[str, int | None]]] | None = None,
+    ) -> Asked:
+        """Start resolving the contenders' definitions (see :meth:`read`).
+
+        Items group by their defining class or module (Jedi's ``detail``):
+        resolving ``dict`` finds pydantic's main.py, and with it every deprecated
+        BaseModel method. An item without a detail (the analysis instance does not
+        resolve items eagerly) is its own group: it is resolved by name.
+        """
+        listed = fingerprint(found)
+        groups: dict[str, CompletionCandidate] = {}
+        for item in [*contenders, *items]:
+            groups.setdefault(group_of(item, listed), item)
+        asked = Asked(groups, listed)
+        at = self.written.generated(point.offset)
+        if sources is not None:  # prefetched when the items arrived
+            files = Query("definitions", sources, time.perf_counter(), point, at)
+            for detail, (path, line) in (self.budget.wait(files) or {}).items():
+                asked.paths[detail] = path
+                self.facts.remember_definition(detail, path, line)
+        wanted = list(dict.fromkeys(group_of(c, listed) for c in contenders))
+        for group in wanted:
+            item = groups[group]
+            known = asked.paths.get(group, self.facts.defined_in.get(group))
+            if known is not None:  # "": the analysis knows no definition for it
+                asked.paths[group] = known
+                continue
+            if self.budget.capped:
+                break
+            self.budget.count_query()
+            text, offset = self.written.speculative(point.partial_start, item.name)
+            future = self.facts.pool.submit(
+                self.analysis.definition_source, text, offset - 1, timeout=self.budget.limit
+            )
+            query = Query("definition", future, time.perf_counter(), point, at, extra=group)
+            asked.queries.append(query)
+        return asked
+
+    def read(self, items: list[CompletionCandidate], asked: Asked | None) -> dict[str, Deprecation]:
+        """Deprecated items: read from the files ``asked`` found (None: not asked), and
+        those the server tags deprecated."""
+        deprecated = (
+            read_deprecations(
+                items,
+                asked,
+                facts=self.facts,
+                options=self.options,
+                trace=self.trace,
+                wait=self.budget.wait,
+            )
+            if asked is not None
+            else {}
+        )
+        for name, server_flag in ((c.name, c.deprecated) for c in items):
+            if server_flag and name not in deprecated:
+                deprecated[name] = Deprecation("tagged deprecated by the server", None, "docstring")
+        return deprecated
+
+
 def read_deprecations(
     items: list[CompletionCandidate],
     asked: Asked,
     *,
     facts: SteeringFacts,
     options: SteeringOptions,
-    trace: Any,
-    wait: Callable[[Any], Any],
+    trace: Trace,
+    wait: Callable[[Query], Any],
 ) -> dict[str, Deprecation]:
     """Deprecated items, read from the files the asked definitions are in: every
     deprecated definition there whose name is an item of that class or module."""
@@ -131,7 +204,7 @@ def _runtime_deprecations(
     found: dict[str, Deprecation],
     *,
     facts: SteeringFacts,
-    trace: Any,
+    trace: Trace,
 ) -> None:
     """The opt-in runtime check, never waited for: adds to ``found`` what earlier
     probes found, and starts one probe (on the pool) of a group the static reading

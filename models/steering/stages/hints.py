@@ -3,10 +3,11 @@
 A hint (the signature of the call being written, a deprecation among the
 likely names) is a comment line placed above the current line by cropping the
 cache to the line's start and prefilling the comment and the line again
-(``Engine.splice``): only the current line is paid for, never the prompt. One
-hint of each kind: a new one replaces the old; a signature hint goes once its
-call closes; hints never reach the result. While one is shown, comment tokens
-are suppressed so the model does not continue the hint's style.
+(``CacheView.splice``): only the current line is paid for, never the prompt. One
+hint of each kind: a new one replaces the old; hints never reach the result.
+While one is shown, comment tokens are suppressed so the model does not continue
+the hint's style. The stages decide what to show: a signature
+(``stages/signatures.py``), a deprecation (``stages/members.py``).
 """
 
 from __future__ import annotations
@@ -14,32 +15,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.processors.suppress import SuppressComments
+from steerlsp.models.steering.stages.base import Budget, CacheView, Trace
 
 # A hint is not placed when more than this many tokens would be prefilled again.
 MAX_REPREFILL = 96
-
-
-class SuppressComments:
-    """Pushes comment-starting tokens below every other valid one while a hint is shown,
-    so the model does not continue the hint's comment style."""
-
-    def __init__(self, token_ids: torch.Tensor) -> None:
-        self.token_ids = token_ids
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        # input_ids: [1, T]; scores: [1, V]
-        ids = self.token_ids[self.token_ids < scores.shape[-1]].to(scores.device)
-        if not len(ids):
-            return scores
-        out = scores.clone()
-        out[:, ids] = float("-inf")
-        return out if bool(torch.isfinite(out).any()) else scores
 
 
 @dataclass
@@ -54,14 +39,16 @@ class _Hint:
 class Hints:
     """The hints in one completion's cache, and the interrupts spent placing them."""
 
-    def __init__(self, facts: SteeringFacts, options: SteeringOptions, trace: Any) -> None:
+    def __init__(
+        self, facts: SteeringFacts, options: SteeringOptions, trace: Trace, budget: Budget
+    ) -> None:
         self.facts = facts
         self.options = options
         self.trace = trace
+        self.budget = budget
         self.interrupts = 0
         self._shown: list[_Hint] = []
         self._comments: SuppressComments | None = None  # built once a hint is shown
-        self._drop_signature = False  # its call closed: remove the hint at the next step
 
     @property
     def shown(self) -> bool:
@@ -69,31 +56,30 @@ class Hints:
 
     def place(
         self,
-        engine: Any,
+        cache: CacheView,
         history: torch.Tensor,
         logits: torch.Tensor,
         kind: str,
         message: str,
         *,
         at: int,
-        waited: float,
         call: int | None = None,
-    ) -> tuple[torch.Tensor, float]:
+    ) -> torch.Tensor:
         """Splice ``message`` as a comment line above the current line; ``at`` is the
-        generated text's length (for the trace), ``waited`` the seconds spent so far.
-        -> the logits after it, and the seconds it took."""
+        generated text's length (for the trace). The time it takes counts against the
+        budget. -> the logits after it"""
         if self.interrupts >= self.options.max_interrupts:
             self.trace.notes.append(f"{kind} hint skipped: interrupt cap reached")
-            return logits, 0.0
-        if waited >= self.options.budget:
+            return logits
+        if self.budget.spent:
             self.trace.notes.append(f"{kind} hint skipped: time budget spent")
-            return logits, 0.0
+            return logits
         texts = self.facts.vocabulary.texts
         logical = list(history[0].tolist())
         line_start = _line_start(logical, texts)
         if line_start is None:
             self.trace.notes.append(f"{kind} hint skipped: no line start in the prompt")
-            return logits, 0.0
+            return logits
         newline_text = texts[logical[line_start - 1]]
         carried = newline_text[newline_text.rfind("\n") + 1 :]
         line = "".join(texts[t] for t in logical[line_start:])
@@ -103,12 +89,13 @@ class Hints:
         started = time.perf_counter()
         old = next((h for h in self._shown if h.kind == kind), None)
         if old is not None:  # one hint of each kind: the new one replaces it
-            logits = self._splice_out(engine, old)
+            logits = self._splice_out(cache, old)
         where = self._physical(line_start)
-        if len(engine.cached) - where > MAX_REPREFILL:
+        if len(cache.cached) - where > MAX_REPREFILL:
             self.trace.notes.append(f"{kind} hint skipped: the line is too long to prefill again")
-            return logits, time.perf_counter() - started
-        logits = engine.splice(where, 0, insert)
+            self.budget.spend(time.perf_counter() - started)
+            return logits
+        logits = cache.splice(where, 0, insert)
         self._shown.append(_Hint(kind, line_start, len(insert), text, call))
         self._shown.sort(key=lambda h: h.logical_at)
         self.interrupts += 1
@@ -118,19 +105,20 @@ class Hints:
             {
                 "at": at,
                 "reason": f"{kind} hint",
-                "reprefilled": len(engine.cached) - where - len(insert),
+                "reprefilled": len(cache.cached) - where - len(insert),
                 "ms": round(spent * 1000, 2),
             }
         )
-        return logits, spent
+        self.budget.spend(spent)
+        return logits
 
-    def remove(self, engine: Any, logits: torch.Tensor, kind: str, *, at: int) -> torch.Tensor:
+    def remove(self, cache: CacheView, logits: torch.Tensor, kind: str, *, at: int) -> torch.Tensor:
         """Take the hint of ``kind`` out of the cache, if one is shown."""
         hint = next((h for h in self._shown if h.kind == kind), None)
         if hint is None:
             return logits
         started = time.perf_counter()
-        logits = self._splice_out(engine, hint)
+        logits = self._splice_out(cache, hint)
         self.trace.interrupts.append(
             {
                 "at": at,
@@ -145,27 +133,19 @@ class Hints:
             self._comments = SuppressComments(self.facts.comment_tokens)
         return self._comments(history, logits)
 
-    def note_open_calls(self, open_calls: Sequence[int]) -> None:
-        """After each token: a signature hint whose call closed goes at the next step."""
-        hint = next((h for h in self._shown if h.kind == "signature"), None)
-        if hint is not None and hint.call not in open_calls:
-            self._drop_signature = True
+    def shown_kind(self, kind: str) -> bool:
+        return any(h.kind == kind for h in self._shown)
 
-    def drop_closed(self, engine: Any, logits: torch.Tensor, *, at: int) -> torch.Tensor:
-        if not self._drop_signature:
-            return logits
-        self._drop_signature = False
-        return self.remove(engine, logits, "signature", at=at)
+    def call_of(self, kind: str) -> int | None:
+        """The ``(`` offset the shown hint of ``kind`` belongs to (None: none shown)."""
+        hint = next((h for h in self._shown if h.kind == kind), None)
+        return None if hint is None else hint.call
 
-    def forget_closed(self) -> None:
-        """The text was rewound: what closed the call is gone."""
-        self._drop_signature = False
-
-    def _splice_out(self, engine: Any, hint: _Hint) -> torch.Tensor:
+    def _splice_out(self, cache: CacheView, hint: _Hint) -> torch.Tensor:
         where = self._physical(hint.logical_at, before=hint)
-        logits = engine.splice(where, hint.length, [])
+        logits = cache.splice(where, hint.length, [])
         self._shown.remove(hint)
-        return logits  # type: ignore[no-any-return]
+        return logits
 
     def _physical(self, logical: int, before: _Hint | None = None) -> int:
         """Where logical token ``logical`` sits in the cache, after the hints before it."""

@@ -1,11 +1,12 @@
-"""The Steerer's undefined-name stage: the names in scope, and the walk after a rewind.
+"""The undefined-name stage: the names in scope, and the walk after a rewind.
 
-At each statement's end the Steerer asks :class:`NameGuard` whether the
-statement reads a name nothing defines (``models/steering/stages/scope.py``). If it does, the
-decode loop rewinds to that name's first token and :func:`names_walk` steers
-the token written there again: the name that was read is demoted below every
-other token, and the names in scope are boosted, with the usual escape for a
-model that is far more sure of something else (a literal, say).
+At each statement's end :class:`UndefinedNames` asks its :class:`NameGuard`
+whether the statement reads a name nothing defines
+(``models/steering/stages/scope.py``). If it does, the decode loop rewinds to
+that name's first token and :func:`names_walk` steers the token written there
+again: the name that was read is demoted below every other token, and the
+names in scope are boosted, with the usual escape for a model that is far more
+sure of something else (a literal, say).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ import torch
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.steering.analysis import Analysis, CompletionCandidate
 from steerlsp.models.steering.facts import SteeringFacts
-from steerlsp.models.steering.monitor import MonitorState
+from steerlsp.models.steering.monitor import MonitorState, TriggerPoint
+from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote
+from steerlsp.models.steering.stages.base import Inputs, Stage, Step, Trace
 from steerlsp.models.steering.stages.scope import NameCheck, Undefined
+from steerlsp.models.steering.stages.walking import Walk
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Names in scope offered to the walk after a rewind (Jedi lists ~150 builtins alone).
@@ -84,7 +88,7 @@ class NameGuard:
         self.rewinds = 0
         self.loaded: bool | None = None  # None: not yet; False: the query failed
 
-    def ready(self, trace: Any) -> bool:
+    def ready(self, trace: Trace) -> bool:
         """Whether the names in scope are known (does not wait for them)."""
         if self.loaded is None and self.future.done():
             entry: dict[str, Any] = {
@@ -108,7 +112,7 @@ class NameGuard:
     def may_rewind(self) -> bool:
         return self.rewinds < self.options.max_rewinds
 
-    def statement(self, text: str, end: int, generated_from: int, trace: Any) -> Undefined | None:
+    def statement(self, text: str, end: int, generated_from: int, trace: Trace) -> Undefined | None:
         """A statement ended at ``end``: the name to rewrite, or None (it then stands)."""
         self.checked_upto = end
         if self.ready(trace) and self.may_rewind():
@@ -117,6 +121,20 @@ class NameGuard:
                 return found
         self.check.advance(text, end)
         return None
+
+    def stands(self, text: str, end: int) -> None:
+        """The statement ending at ``end`` stands after all (its name was kept)."""
+        self.check.advance(text, end)
+
+    def rewound(self, limit: int) -> None:
+        """The text was written again from monitor offset ``limit``."""
+        self.checked_upto = limit
+        self.rewinds += 1
+
+    @property
+    def known(self) -> set[str]:
+        """The names known to be defined so far."""
+        return self.check.known
 
 
 def names_walk(
@@ -129,7 +147,7 @@ def names_walk(
     facts: SteeringFacts,
     options: SteeringOptions,
     start: int,
-) -> tuple[list[Any], CandidateWalk] | None:
+) -> tuple[list[LogitsProcessor], CandidateWalk] | None:
     """The processors for the token that wrote ``undefined``: ``banned`` (that token)
     demoted, the names in scope (each after ``lead``, the text the token had before the
     name) boosted. None when no name can be spelled."""
@@ -147,3 +165,117 @@ def names_walk(
     )
     demote = Demote(torch.tensor([banned], dtype=torch.long), steps=1, start=start)
     return [demote, walk], walk
+
+
+class UndefinedNames(Stage):
+    """At each statement's end, a name it reads that nothing defines is written again
+    (while rewinds are left and no hint is in the cache: a hint after the name would
+    have to be taken out too)."""
+
+    def __init__(self, inputs: Inputs, guard: NameGuard) -> None:
+        self.guard = guard
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.budget = inputs.budget
+        self.trace = inputs.trace
+        self.written = inputs.written
+        self.walking = inputs.walking
+        self.hints = inputs.hints
+        self._rewind: tuple[int, int, str, str] | None = None  # keep, banned token, lead, name
+        self._rewound: tuple[int, str, str] | None = None  # banned token, lead, name
+
+    @classmethod
+    def build(cls, inputs: Inputs) -> UndefinedNames | None:
+        """None unless names are checked and rewinds allowed. The scope question is
+        asked now, so that its answer overlaps the prompt's prefill."""
+        options, written = inputs.options, inputs.written
+        if not (options.names and options.max_rewinds > 0):
+            return None
+        guard = NameGuard(
+            inputs.analysis,
+            inputs.facts,
+            options,
+            window=written.window,
+            before=written.before,
+            after=written.after,
+            monitor=written.prefix_monitor,
+            limit=inputs.budget.limit,
+        )
+        return cls(inputs, guard)
+
+    def observe(self, point: TriggerPoint) -> None:
+        guard, written = self.guard, self.written
+        whole = written.whole
+        for end in written.monitor.statement_ends:
+            if end <= guard.checked_upto or self._rewind is not None:
+                continue
+            if guard.loaded is None and not guard.future.done():
+                # Due now, like any answer: waited for within the query and completion
+                # budgets (it was asked before the prefill, so it is rarely still out).
+                self.budget.wait_for(guard.future)
+            found = guard.statement(whole, end, len(written.window), self.trace)
+            if found is None:
+                continue
+            at = written.generated(found.offset)
+            keep = next(i for i, e in enumerate(written.ends) if e > at)
+            if self.hints.shown:
+                self.trace.notes.append(f"undefined name {found.name!r} kept: a hint is shown")
+                guard.stands(whole, end)
+                continue
+            lead = written.text[written.ends[keep - 1] if keep else 0 : at]
+            self._rewind = (keep, written.tokens[keep], lead, found.name)
+
+    def wanted_rewind(self) -> int | None:
+        return None if self._rewind is None else self._rewind[0]
+
+    def rewind(self, keep: int) -> None:
+        """Called before the text goes back to ``keep`` tokens: note where, and what to
+        write instead at the next step."""
+        if self._rewind is None:
+            return
+        _, banned, lead, name = self._rewind
+        self._rewind = None
+        written = self.written
+        kept = written.kept(keep)
+        self.guard.rewound(len(written.window) + len(kept))
+        self._rewound = (banned, lead, name)
+        dropped = len(written.tokens) - keep
+        self.trace.interrupts.append(
+            {"at": len(kept), "reason": f"undefined name {name!r}", "rewound": dropped}
+        )
+
+    def quiet(self) -> bool:
+        return self._rewind is None and self._rewound is None
+
+    def steer(self, step: Step, logits: torch.Tensor) -> torch.Tensor:
+        """After a rewind: write the token that held the undefined name again, among
+        the names in scope."""
+        if self._rewound is None:
+            return logits
+        banned, lead, name = self._rewound
+        self._rewound = None
+        written = self.written
+        built = names_walk(
+            self.guard.known,
+            name,
+            lead=lead,
+            banned=banned,
+            context=written.line_context(),
+            facts=self.facts,
+            options=self.options,
+            start=step.history.shape[-1],
+        )
+        if built is None:
+            return logits
+        processors, walk = built
+        entry = {
+            "at": len(written.text),
+            "typed": "",
+            "candidates": len(walk.trie.spellings),
+            "mode": "boost",
+            "followed": "all",
+            "instead_of": name,
+        }
+        at = len(written.window) + len(written.text)
+        self.walking.start(Walk(processors, [walk], "", at), entry)
+        return logits

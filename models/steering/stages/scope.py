@@ -9,7 +9,7 @@ names a parameter. So the check runs where a statement ends (a newline at
 bracket depth 0), on the statement parsed with ``ast``, against the names in
 scope at the cursor (asked of the analysis once per completion), the builtins
 and every name the generated text has bound so far; the decode loop then
-rewinds to the first undefined name and writes another (``models/steering/steerer.py``).
+rewinds to the first undefined name and writes another (``models/steering/stages/names.py``).
 
 Pure functions and one small stateful class (:class:`NameCheck`), no I/O.
 """

@@ -182,11 +182,6 @@ class CandidateTrie:
             return []
         return list(self._overshoot(parent).get(consumed[-1], ()))
 
-    def candidates_below(self, consumed: Sequence[int]) -> list[str]:
-        """The candidates still reachable after ``consumed`` (those ending here included)."""
-        node = self._node(consumed)
-        return [] if node is None else [candidate for candidate, _ in node.below]
-
     def leading_only_to(self, consumed: Sequence[int], names: Iterable[str]) -> torch.Tensor:
         """Next tokens after ``consumed`` every one of whose candidates is in ``names``.
 

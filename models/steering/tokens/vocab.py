@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -167,3 +168,21 @@ def _successor(text: str) -> str | None:
     if not stripped:
         return None  # "" or only the last code point: everything from ``text`` on matches
     return stripped[:-1] + chr(ord(stripped[-1]) + 1)
+
+
+class VocabularyText:
+    """The text each token id stands for, as far as whitespace is concerned.
+
+    Built once per tokenizer from its token strings (no per-id decode), with
+    the SentencePiece and byte-level whitespace markers mapped back, over a
+    :class:`VocabularyIndex` so a new string costs a bisect, not a vocabulary scan.
+    """
+
+    def __init__(self, tokenizer: Any, size: int) -> None:
+        self.index = VocabularyIndex.from_tokenizer(tokenizer, size)
+        self.texts = self.index.texts
+        self._masks = lru_cache(maxsize=64)(self.index.consistent_mask)
+
+    def consistent_with(self, text: str) -> torch.Tensor:
+        """Tokens that start with ``text`` or are a non-empty start of it. -> bool [V]"""
+        return self._masks(text)

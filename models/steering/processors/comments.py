@@ -1,87 +1,14 @@
-"""Steering constraints: one vectorised logits processor per class.
-
-A processor has transformers' shape, ``__call__(input_ids, scores) -> scores``
-with ``input_ids: [1, T]`` and ``scores: [1, V]``. It never calls the language
-server: it receives facts gathered beforehand (here, the vocabulary's text).
-"""
+"""A limit on comment lines in a row in a multi-line completion."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
-
 import torch
 
-from steerlsp.models.steering.tokens.vocab import VocabularyIndex
+from steerlsp.models.steering.processors.base import LogitsProcessor
+from steerlsp.models.steering.tokens.vocab import VocabularyText
 
 
-class VocabularyText:
-    """The text each token id stands for, as far as whitespace is concerned.
-
-    Built once per tokenizer from its token strings (no per-id decode), with
-    the SentencePiece and byte-level whitespace markers mapped back, over a
-    :class:`VocabularyIndex` so a new string costs a bisect, not a vocabulary scan.
-    """
-
-    def __init__(self, tokenizer: Any, size: int) -> None:
-        self.index = VocabularyIndex.from_tokenizer(tokenizer, size)
-        self.texts = self.index.texts
-        self._masks = lru_cache(maxsize=64)(self.index.consistent_mask)
-
-    def consistent_with(self, text: str) -> torch.Tensor:
-        """Tokens that start with ``text`` or are a non-empty start of it. -> bool [V]"""
-        return self._masks(text)
-
-
-class TokenHealing:
-    """Makes the first generated tokens re-produce whitespace cut off the prompt.
-
-    A prompt ending in a space (``join(home, ``) sits on a token boundary the
-    model rarely saw: it ends the line instead of writing `` 'config'``. The
-    completer trims the trailing whitespace and this processor allows, until
-    the trimmed text is re-produced, only tokens consistent with the rest of it.
-    """
-
-    def __init__(self, vocabulary: VocabularyText, removed: str) -> None:
-        if not removed:
-            raise ValueError(f"TokenHealing needs the removed text, got {removed!r}")
-        self.vocabulary = vocabulary
-        self.remaining = removed
-        self._seen: int | None = None
-
-    @property
-    def idle(self) -> bool:
-        """Nothing left to heal: the processor changes no more scores."""
-        return not self.remaining
-
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        # input_ids: [1, T]; scores: [1, V]
-        length = input_ids.shape[-1]
-        if self._seen is not None and length > self._seen:
-            chosen = self.vocabulary.texts[int(input_ids[0, -1])]
-            self.remaining = (
-                self.remaining[len(chosen) :] if self.remaining.startswith(chosen) else ""
-            )
-        self._seen = length
-        if not self.remaining:
-            return scores
-        allowed = self.vocabulary.consistent_with(self.remaining).to(scores.device)
-        width = min(scores.shape[-1], allowed.shape[-1])
-        masked = torch.full_like(scores, float("-inf"))
-        masked[:, :width] = torch.where(allowed[:width], scores[:, :width], masked[:, :width])
-        return masked
-
-
-def split_trailing_space(prompt: str) -> tuple[str, str]:
-    """``"f(a, "`` -> ``("f(a,", " ")``: horizontal whitespace after code on the last line."""
-    stripped = prompt.rstrip(" \t")
-    last_line = stripped.rsplit("\n", 1)[-1]
-    if stripped == prompt or not last_line.strip():
-        return prompt, ""
-    return stripped, prompt[len(stripped) :]
-
-
-class CommentRuns:
+class CommentRuns(LogitsProcessor):
     """No more than ``limit`` comment lines in a row in a multi-line completion.
 
     At the start of a body (after a docstring, a ``def`` line) a small model tends
@@ -100,10 +27,11 @@ class CommentRuns:
     a comment at a line's start, and tokens that break a line and start one.
     """
 
-    # It masks only tokens holding a ``#`` or a line break, never a row a masking
-    # walk restricts a step to (an identifier's continuations): the candidate-row
-    # head may run beside it (``Engine._rows``).
-    idle = True
+    @property
+    def idle(self) -> bool:
+        """Always: it masks only tokens holding a ``#`` or a line break, never an
+        identifier's continuation (the rows a masking walk restricts a step to)."""
+        return True
 
     def __init__(self, vocabulary: VocabularyText, line_prefix: str, limit: int) -> None:
         if limit < 0:

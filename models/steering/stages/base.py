@@ -1,0 +1,250 @@
+"""What every steering stage is given and keeps: the contract between stages and the Steerer.
+
+A stage is one kind of knowledge brought to the decoder (the walk after ``.``,
+signature hints, undefined names). It owns its state and its trace entries,
+answers :meth:`Stage.rewind` itself, and receives what it uses as explicit
+inputs (:class:`Inputs`): the analysis, the shared facts (vocabulary index,
+query pool), its options, the one :class:`Budget`, and at each step the KV
+cache and the scorer through :class:`CacheView` and :class:`ScorerView`, never
+the engine itself. The Steerer (``models/steering/steerer.py``) only orders the
+stages, holds the budget and collects the :class:`Trace`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import torch
+
+from steerlsp.models.options import SteeringOptions
+from steerlsp.models.steering.analysis import Analysis, AnalysisError
+from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.monitor import TriggerPoint
+
+if TYPE_CHECKING:
+    from steerlsp.models.steering.stages.hints import Hints
+    from steerlsp.models.steering.stages.questions import Questions
+    from steerlsp.models.steering.stages.walking import Walking
+    from steerlsp.models.steering.stages.written import Written
+
+log = logging.getLogger(__name__)
+
+# A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
+# waits at most ``query_timeout`` once the answer is due (a prefetched query also has
+# the prefill or forward pass it overlaps), then goes on without it.
+QUERY_LIMIT = 3.0
+
+
+class CacheView(Protocol):
+    """The KV cache as stages edit it (``Engine.cache``)."""
+
+    @property
+    def cached(self) -> list[int]:
+        """The tokens the cache holds, hints included (read-only by convention)."""
+        ...
+
+    def splice(self, at: int, remove: int, insert: Sequence[int]) -> torch.Tensor:
+        """Replace ``remove`` cached tokens at ``at`` with ``insert``. -> logits [1, V]"""
+        ...
+
+    def rewind(self, drop: int) -> torch.Tensor:
+        """Forget the last ``drop`` cached tokens. -> logits [1, V]"""
+        ...
+
+
+class ScorerView(Protocol):
+    """What scores candidate names on the cache (``Engine.scorer``)."""
+
+    def score_continuations(
+        self, logits: torch.Tensor, sequences: Sequence[Sequence[int]], ends: torch.Tensor
+    ) -> list[float]:
+        """Log-probability of each token sequence after the cached ones, then an end."""
+        ...
+
+
+class Decoder(Protocol):
+    """What ``Steerer.steer`` is given: the two faces of the engine stages may use."""
+
+    @property
+    def cache(self) -> CacheView: ...
+
+    @property
+    def scorer(self) -> ScorerView: ...
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step as stages see it: the tokens so far, the cache and the scorer."""
+
+    history: torch.Tensor  # [1, T] prompt + generated
+    cache: CacheView
+    scorer: ScorerView
+
+
+@dataclass
+class Trace:
+    """What steered one completion: ``steerlsp/explain``'s answer."""
+
+    triggers: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    rankings: list[dict[str, Any]] = field(default_factory=list)
+    walks: list[dict[str, Any]] = field(default_factory=list)
+    hints: list[dict[str, Any]] = field(default_factory=list)
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    waited_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Query:
+    """A question out on the query pool, and the stage that answers it when due."""
+
+    kind: str  # "completions" | "signature" | "definition" | "definitions"
+    future: concurrent.futures.Future[Any]
+    started: float
+    point: TriggerPoint
+    at: int  # the trigger's offset in the generated text (for the trace)
+    owner: Stage | None = None  # None: waited for by the stage that asked, in place
+    extra: Any = None
+
+
+class Budget:
+    """The one budget of a completion: the query cap, the time waited for answers,
+    and each query's own limit on its pool thread."""
+
+    def __init__(self, options: SteeringOptions, trace: Trace) -> None:
+        self.options = options
+        self.trace = trace
+        self.queries = 0
+        self.waited = 0.0
+        self.limit = QUERY_LIMIT + options.query_timeout
+
+    @property
+    def capped(self) -> bool:
+        """No query may be asked any more."""
+        return self.queries >= self.options.max_queries
+
+    @property
+    def spent(self) -> bool:
+        """The completion's time budget is spent."""
+        return self.waited >= self.options.budget
+
+    def count_query(self) -> None:
+        self.queries += 1
+
+    def left(self) -> float:
+        """What the next wait may take: the query's timeout, within the completion's budget."""
+        return max(0.0, min(self.options.query_timeout, self.options.budget - self.waited))
+
+    def spend(self, seconds: float) -> None:
+        """Time the completion spent steering but not waiting (a hint's splice)."""
+        self.waited += seconds
+
+    def block(self, seconds: float) -> None:
+        """Time the decode loop stood still waiting for an answer."""
+        self.waited += seconds
+        self.trace.waited_ms = round(self.waited * 1000, 2)
+
+    def wait_for(self, future: concurrent.futures.Future[Any]) -> None:
+        """Wait for ``future`` within :meth:`left`, without reading it."""
+        started = time.perf_counter()
+        concurrent.futures.wait([future], timeout=self.left())
+        self.block(time.perf_counter() - started)
+
+    def wait(self, query: Query) -> Any:
+        """The query's answer within :meth:`left`; None on a timeout or error. Traced."""
+        left = self.left()
+        waited_from = time.perf_counter()
+        entry: dict[str, Any] = {"query": query.kind, "offset": query.at}
+        try:
+            answer = query.future.result(timeout=left)
+            entry["outcome"] = "ok"
+        except concurrent.futures.TimeoutError:
+            query.future.cancel()
+            answer, entry["outcome"] = None, "timeout"
+        except AnalysisError as exc:
+            answer, entry["outcome"] = None, "timeout" if "took over" in str(exc) else "error"
+            entry["error"] = str(exc)[:200]
+        except Exception as exc:  # a broken analysis must not break the completion
+            log.warning("steering query failed: %s", exc)
+            answer, entry["outcome"] = None, "error"
+            entry["error"] = f"{type(exc).__name__}: {exc}"[:200]
+        now = time.perf_counter()
+        blocked = now - waited_from
+        self.block(blocked)
+        entry["latency_ms"] = round((now - query.started) * 1000, 2)
+        entry["blocked_ms"] = round(blocked * 1000, 2)
+        if isinstance(answer, tuple):  # completions, and the future of their files
+            entry["results"] = len(answer[0])
+        elif isinstance(answer, list | dict):
+            entry["results"] = len(answer)
+        elif answer is not None:
+            entry["results"] = 1
+        self.trace.queries.append(entry)
+        return answer
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a stage may be built from: it keeps the parts it uses, by name."""
+
+    analysis: Analysis
+    facts: SteeringFacts
+    options: SteeringOptions
+    budget: Budget
+    trace: Trace
+    written: Written
+    questions: Questions
+    walking: Walking
+    hints: Hints
+
+
+class Stage:
+    """One kind of knowledge brought to the decoder. Every hook has a default that
+    does nothing, so a stage overrides only the moments it acts at. The Steerer calls
+    them in its stages' order:
+
+    - ``ask(point)``: at the cursor and after each token, the questions this trigger
+      calls for (through :class:`Questions`, which hands each answer back to its owner);
+    - ``observe(point)``: after each token, once every stage has asked;
+    - ``due(query)`` / ``answered(query, answer, step, logits)``: before a token,
+      whether the stage's pending question is to be waited for now, and what its
+      answer does to the logits;
+    - ``steer(step, logits)``: before a token, after the answers;
+    - ``wanted_rewind()`` / ``rewind(keep)``: a stage may ask the loop to write the
+      text again from token ``keep``; every stage then forgets what came after it;
+    - ``quiet()``: nothing of this stage's is due at the next token.
+    """
+
+    def ask(self, point: TriggerPoint) -> None:
+        return None
+
+    def observe(self, point: TriggerPoint) -> None:
+        return None
+
+    def due(self, query: Query) -> bool:
+        return True
+
+    def answered(self, query: Query, answer: Any, step: Step, logits: torch.Tensor) -> torch.Tensor:
+        return logits
+
+    def steer(self, step: Step, logits: torch.Tensor) -> torch.Tensor:
+        return logits
+
+    def wanted_rewind(self) -> int | None:
+        return None
+
+    def rewind(self, keep: int) -> None:
+        return None
+
+    def quiet(self) -> bool:
+        return True

@@ -1,0 +1,280 @@
+"""The walk after ``.``: the receiver's members, ranked, steer the name written next.
+
+At a trigger (``obj.``, ``obj.na``, ``from pkg import``) the completion items
+are asked, and with them the files of their classes (for deprecations). When
+the name is due, the items that continue what was typed are spelled as a token
+trie in the line's context; the ranker scores them by whole-identifier
+log-probability (one pass on the shared cache, as a token tree), intent
+relevance and metadata, while the contenders' definitions are resolved
+(``stages/deprecations.py``); a deprecated favourite gets a hint; then the
+processors (``processors/candidates.py``) walk the identifier token by token
+along the chosen names.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from steerlsp.models.deprecation.static import Deprecation
+from steerlsp.models.steering.analysis import CompletionCandidate
+from steerlsp.models.steering.monitor import Trigger, TriggerPoint
+from steerlsp.models.steering.processors.base import LogitsProcessor
+from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote, FollowByKind
+from steerlsp.models.steering.ranking.intent import intent_at
+from steerlsp.models.steering.ranking.ranker import Ranker
+from steerlsp.models.steering.ranking.relevance import DocumentUsage
+from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step
+from steerlsp.models.steering.stages.deprecations import Deprecations, definition_files
+from steerlsp.models.steering.stages.walking import Walk
+from steerlsp.models.steering.tokens.trie import CandidateTrie
+
+# Candidates resolved to their definitions to read their deprecation: this many of the
+# model's likeliest names, and this many of the ranker's.
+RESOLVE_FOR_DEPRECATION = 2
+# Candidate lists longer than this are cut (the server's order) before spelling.
+MAX_CANDIDATES = 400
+
+_KINDS = frozenset(
+    {"property", "attribute", "field", "variable", "constant", "enummember"}
+    | {"method", "function", "constructor", "class", "module", "keyword"}
+)
+
+Files = concurrent.futures.Future[dict[str, tuple[str, int | None]]]
+
+
+@dataclass
+class _Spelled:
+    """The items that continue what was typed, and their spellings after it."""
+
+    typed: str
+    items: list[CompletionCandidate]
+    trie: CandidateTrie
+    remainder: dict[str, str]  # name -> what is left to write of it
+
+
+class MemberWalk(Stage):
+    """Asks for the completion items at a trigger and walks the name along them."""
+
+    def __init__(self, inputs: Inputs) -> None:
+        self.analysis = inputs.analysis
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.trace = inputs.trace
+        self.written = inputs.written
+        self.questions = inputs.questions
+        self.walking = inputs.walking
+        self.hints = inputs.hints
+        self.deprecations = Deprecations(inputs)
+        self.weights = inputs.options.rank_weights()
+        self._usage: DocumentUsage | None = None
+
+    # ---- asking ----------------------------------------------------------------------
+
+    def ask(self, point: TriggerPoint) -> None:
+        if not self.options.walk:
+            return
+        # A dot right after a walked name (``obj.config.``) starts the next walk: the
+        # old one would only notice its end at the next step, one token late.
+        walk = self.walking.current
+        if walk is not None and walk.offset == point.partial_start:
+            return
+        at_name = point.trigger is Trigger.COMPLETIONS_AFTER_DOT or (
+            point.trigger is Trigger.INSIDE_IDENTIFIER and point.after_dot
+        )
+        if at_name or point.trigger is Trigger.IMPORT_NAME:
+            self.questions.ask(
+                "completions",
+                point,
+                point.partial_start,
+                lambda text, offset, limit: self.facts.pool.submit(
+                    self._completions_then_files, text, offset, limit
+                ),
+                self,
+            )
+
+    def _completions_then_files(
+        self, text: str, offset: int, limit: float
+    ) -> tuple[list[CompletionCandidate], Files | None]:
+        """On a pool thread: the items, and (started as soon as they arrive, so the
+        deprecations are read by the time the name is due) the files of their classes."""
+        items = self.analysis.completions_at(text, offset, timeout=limit)
+        if not (self.options.deprecation and items):
+            return items, None
+        files = self.facts.pool.submit(
+            definition_files, self.analysis, self.facts, text, offset, items, limit
+        )
+        return items, files
+
+    # ---- the answer: rank, then walk ------------------------------------------------
+
+    def answered(self, query: Query, answer: Any, step: Step, logits: torch.Tensor) -> torch.Tensor:
+        # Due now, always: the identifier's first token is chosen at this step.
+        found, files = answer if answer is not None else ([], None)
+        if not found:
+            return logits
+        return self._start(step, logits, query.point, found, files)
+
+    def _start(
+        self,
+        step: Step,
+        logits: torch.Tensor,
+        point: TriggerPoint,
+        found: list[CompletionCandidate],
+        files: Files | None,
+    ) -> torch.Tensor:
+        o = self.options
+        spelled = self._spell(point, found)
+        if spelled is None:
+            return logits
+        items, trie, remainder = spelled.items, spelled.trie, spelled.remainder
+        first = torch.log_softmax(logits[0].float(), dim=-1)
+        first_token = {
+            c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
+        }
+        by_first = sorted(items, key=lambda c: -first_token[c.name])
+        ranker = self._ranker(items, first_token, spelled.typed) if o.rank else None
+        # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
+        contenders = by_first[:RESOLVE_FOR_DEPRECATION]
+        if ranker is not None:
+            contenders += [ranker.item(r.name) for r in ranker.proxy[:RESOLVE_FOR_DEPRECATION]]
+        asked = (
+            self.deprecations.ask(point, found, items, contenders, files) if o.deprecation else None
+        )
+        # The scoring pass runs while the analysis resolves the contenders' definitions.
+        logprobs = (
+            ranker.score(step.scorer, logits, trie, remainder) if ranker is not None else None
+        )
+        deprecated = self.deprecations.read(items, asked)
+        favourite = by_first[0].name
+        if o.hints and favourite in deprecated:
+            note = deprecated[favourite]
+            better = f"; use {note.replacement}" if note.replacement else ""
+            message = f"note: {favourite} is deprecated{better}"
+            at = len(self.written.text)
+            logits = self.hints.place(
+                step.cache, step.history, logits, "deprecation", message, at=at
+            )
+        chosen = [c.name for c in items]
+        if ranker is not None and logprobs is not None:
+            ranked = ranker.final(logprobs, deprecated)
+            chosen = [r.name for r in ranked]
+            self.trace.rankings.append(ranker.traced(len(self.written.text), ranked))
+        self._walk(step, point, found, spelled, chosen, deprecated)
+        return logits
+
+    def _spell(self, point: TriggerPoint, found: list[CompletionCandidate]) -> _Spelled | None:
+        """The items that continue what was typed, spelled in the line's context; None
+        (with a note, where it says something) when none can be walked along."""
+        typed = self.written.monitor.point().partial if self.written.current_partial(point) else ""
+        items = [c for c in found[:MAX_CANDIDATES] if c.name.startswith(typed) and c.name]
+        if not items:
+            self.trace.notes.append(f"no completion item continues {typed!r}")
+            return None
+        if not typed.startswith("_") and all(_dunder(c.name) for c in items):
+            # ``object``'s members alone: Jedi did not infer the receiver's type.
+            self.trace.notes.append("only dunders listed: the receiver's type is unknown")
+            return None
+        trie = CandidateTrie.in_context(
+            [c.name[len(typed) :] for c in items],
+            context=self.written.line_context(),
+            tokenize=self.facts.tokenize,
+            vocabulary=self.facts.vocabulary,
+        )
+        items = [c for c in items if c.name[len(typed) :] in trie.spellings]
+        if not items or not len(trie):
+            return None
+        remainder = {c.name: c.name[len(typed) :] for c in items}
+        return _Spelled(typed, items, trie, remainder)
+
+    def _ranker(
+        self, items: list[CompletionCandidate], first_token: dict[str, float], typed: str
+    ) -> Ranker:
+        return Ranker(
+            intent_at(self.written.whole),
+            items,
+            first_token,
+            typed=typed,
+            weights=self.weights,
+            breaks=self.facts.vocabulary.identifier_break_mask,
+            usage=self._document_usage() if self.weights.usage else None,
+        )
+
+    def _walk(
+        self,
+        step: Step,
+        point: TriggerPoint,
+        found: list[CompletionCandidate],
+        spelled: _Spelled,
+        chosen: list[str],
+        deprecated: dict[str, Deprecation],
+    ) -> None:
+        """Start the walk along ``chosen`` (best first): the processors, and the trace."""
+        o = self.options
+        trie, remainder, typed = spelled.trie, spelled.remainder, spelled.typed
+        mask = o.mode == "mask" or (o.mode == "auto" and _static(found))
+        start = step.history.shape[-1]
+        processors: list[LogitsProcessor] = []
+        if mask:
+            processors.append(CandidateWalk(trie, mode="mask", start=start))
+        followed = [remainder[n] for n in chosen[: max(1, o.follow)]] if o.rank else None
+        walk_trie = (
+            trie
+            if followed is None
+            else CandidateTrie(
+                [trie.spellings[r] for r in followed if r in trie.spellings], trie.vocabulary
+            )
+        )
+        # A static list is complete: the ranker's choice among it is followed, not only
+        # boosted (its score already holds the model's log-probability). Elsewhere the
+        # boost keeps its escape, for names missing from the list.
+        hard = mask and followed is not None
+        walk = CandidateWalk(
+            walk_trie,
+            mode="mask" if hard else "boost",
+            delta=o.delta,
+            escape_margin=o.escape_margin,
+            start=start,
+        )
+        processors.append(walk)
+        if deprecated:
+            names = [remainder[n] for n in deprecated if n in remainder]
+            leading = trie.leading_only_to([], names)
+            if len(leading):
+                processors.append(
+                    Demote(leading, among=trie.allowed_next([]), steps=1, start=start)
+                )
+        if o.follow_kind:
+            kinds = {remainder[c.name]: c.kind for c in spelled.items if c.kind in _KINDS}
+            processors.append(FollowByKind(trie, kinds, delta=o.delta, start=start))
+        walks = [p for p in processors if isinstance(p, CandidateWalk)]
+        entry = {
+            "at": len(self.written.text),
+            "typed": typed,
+            "candidates": len(spelled.items),
+            "mode": "mask" if mask else "boost",
+            "followed": [typed + r for r in followed] if followed else "all",
+            "deprecated": sorted(deprecated),
+        }
+        self.walking.start(Walk(processors, walks, typed, point.partial_start), entry)
+
+    def _document_usage(self) -> DocumentUsage:
+        """The names the document already uses (read once per completion)."""
+        if self._usage is None:
+            self._usage = DocumentUsage(self.written.before, self.written.after)
+        return self._usage
+
+
+def _static(found: list[CompletionCandidate]) -> bool:
+    """Whether the receiver's members look statically known: a list with some name of
+    its own (only ``object``'s dunders means Jedi did not infer the type) and without
+    ``__getattr__`` (which makes any name possible)."""
+    own = any(not _dunder(c.name) for c in found)
+    return own and not any(c.name == "__getattr__" for c in found)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
