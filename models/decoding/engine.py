@@ -22,11 +22,9 @@ from steerlsp.models.decoding.cache import KVCache
 from steerlsp.models.decoding.lookup import Lookup
 from steerlsp.models.decoding.scoring import Scorer
 from steerlsp.models.options import Sampling
+from steerlsp.models.steering.processors.base import LogitsProcessor
 
 GREEDY = Sampling()
-
-# (input_ids [1, T], scores [1, V]) -> scores [1, V]; transformers' processor shape.
-LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 class StepHook(Protocol):
@@ -251,7 +249,7 @@ class Engine:
             return None  # decode_rows needs the base model without its head
         if not hasattr(self.model.get_output_embeddings(), "rows"):
             return None
-        if not all(getattr(processor, "idle", False) for processor in processors):
+        if not all(processor.idle for processor in processors):
             return None
         return hook.rows(history)
 
@@ -286,24 +284,6 @@ class Engine:
     def scorer(self) -> Scorer:
         """What stages score candidate names with (``score_continuations``)."""
         return self._scorer
-
-    # Stages written before ``cache``/``scorer`` existed reach these through the
-    # engine (steering/stages/hints.py, steering/ranking/ranker.py): they forward,
-    # and go once those take the two views.
-    @property
-    def cached(self) -> list[int]:
-        """``cache.cached``"""
-        return self._cache.cached
-
-    def splice(self, at: int, remove: int, insert: Sequence[int]) -> torch.Tensor:
-        """``cache.splice``"""
-        return self._cache.splice(at, remove, insert)
-
-    def score_continuations(
-        self, logits: torch.Tensor, sequences: Sequence[Sequence[int]], ends: torch.Tensor
-    ) -> list[float]:
-        """``scorer.score_continuations``"""
-        return self._scorer.score_continuations(logits, sequences, ends)
 
     @staticmethod
     def apply_steering(
