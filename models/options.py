@@ -147,10 +147,10 @@ class CompletionOptions:
     alternatives: int = 1
     alternatives_budget: float = 1.5
     # Greedy decoding verifies tokens drafted from the prompt and the text after the
-    # cursor several at a time (``models/decoding/engine.py`` Lookup): the same output, sooner.
+    # cursor several at a time (``models/decoding/lookup.py`` Lookup): the same output, sooner.
     lookup: bool = True
     # The most comment lines in a row a multi-line completion may write
-    # (``models/steering/processors/text.py`` CommentRuns); None: any number.
+    # (``models/steering/processors/comments.py`` CommentRuns); None: any number.
     comment_lines: int | None = 1
 
     def __post_init__(self) -> None:
