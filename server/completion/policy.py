@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 
 from steerlsp.models.decoding.worker import (
     CancelToken,
@@ -56,6 +55,7 @@ from steerlsp.server.completion.replies import (
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.cursor import Around, text_around
 from steerlsp.server.documents.workspace import SteerDocument, client_encoding, open_document
+from steerlsp.server.lsp.errors import JsonRpcRequestCancelled, RequestFailed
 from steerlsp.server.upstream import environment
 
 if TYPE_CHECKING:
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REQUEST_FAILED = -32803
 # The most an inline completion waits for its ChatLSP context (Jedi, three questions
 # cached per document version) before it goes on without.
 INLINE_CONTEXT_BUDGET = 0.5
@@ -79,18 +78,6 @@ class ModelState(enum.Enum):
     LOADING = "loading"
     READY = "ready"
     FAILED = "failed"
-
-
-class RequestFailed(JsonRpcException):
-    """LSP ``RequestFailed`` (-32803): the request was valid but cannot be served now.
-
-    ``log_level``: how the server logs the reply (``pygls_adapter.answered_level``):
-    INFO for what is expected (the model still loading), WARNING for a failure.
-    """
-
-    def __init__(self, message: str, log_level: int = logging.WARNING) -> None:
-        super().__init__(code=REQUEST_FAILED, message=message)
-        self.log_level = log_level
 
 
 @dataclass

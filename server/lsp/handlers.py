@@ -12,16 +12,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from steerlsp import __version__
 from steerlsp.server import config
 from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole, hole_from
-from steerlsp.server.completion.policy import Completions, RequestFailed
+from steerlsp.server.completion.policy import Completions
 from steerlsp.server.completion.replies import ACCEPTED_COMMAND
 from steerlsp.server.lsp import jsonrpc as rpc
+from steerlsp.server.lsp.errors import JsonRpcInvalidParams, RequestFailed
 from steerlsp.server.lsp.pygls_adapter import GatedProtocol, has_workspace
 from steerlsp.server.upstream import environment, isolation
 

@@ -13,9 +13,10 @@ import pytest
 
 from steerlsp.models.decoding import worker as worker_module
 from steerlsp.models.decoding.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
-from steerlsp.server.completion.policy import Completions, ModelState, RequestFailed
+from steerlsp.server.completion.policy import Completions, ModelState
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
+from steerlsp.server.lsp.errors import RequestFailed
 
 
 def test_jobs_run_in_order_on_one_thread():
