@@ -41,7 +41,7 @@ from steerlsp.server.documents.workspace import OpenDocuments
 from steerlsp.server.lsp.errors import JsonRpcRequestCancelled, RequestFailed
 
 if TYPE_CHECKING:
-    from steerlsp.models.decoding.completer import Completer
+    from steerlsp.models.decoding.completer import Completer, Completion
     from steerlsp.models.steering.analysis import Analysis
     from steerlsp.server.analysis.instance import AnalysisInstance
 
@@ -342,14 +342,14 @@ class Completions:
             raise JsonRpcRequestCancelled("the document changed while generating")
         self.host.served += 1
         text = printable(completion.text)
-        texts = (text, *(printable(t) for t in getattr(completion, "alternatives", ())))
+        texts = (text, *(printable(t) for t in completion.alternatives))
         self.suggestions.made(uri, prefix, suffix, texts, alternatives)
         self.explained.remember(
             uri,
             version,
             text,
-            getattr(completion, "trace", None),
-            prompt_tokens=getattr(completion, "prompt_tokens", 0),
+            completion.trace,
+            prompt_tokens=completion.prompt_tokens,
             context=tuple(k for k, v in dataclasses.asdict(given).items() if v),
         )
         return texts
@@ -362,7 +362,7 @@ class Completions:
         request: CompletionRequest,
         analysis: Analysis | None,
         options: CompletionOptions,
-    ) -> Any:
+    ) -> Completion:
         """The completion job on the model worker. A steered job that fails for any other
         reason than cancellation or the model itself is run again unsteered: a broken
         steering step must not cost the user the suggestion."""
@@ -382,7 +382,9 @@ class Completions:
             pending, lambda token: completer.complete(request, options, token)
         )
 
-    async def _submit(self, pending: _Pending, job: Callable[[CancelToken], Any]) -> Any:
+    async def _submit(
+        self, pending: _Pending, job: Callable[[CancelToken], Completion]
+    ) -> Completion:
         pending.job = self.host.submit(job)
         try:
             return await asyncio.wrap_future(pending.job.future)

@@ -9,6 +9,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.workspace import Workspace
 
+from steerlsp.models.decoding.completer import Completion
+from steerlsp.models.decoding.engine import Generation
+from steerlsp.prompts.postprocess import CompletionMode
 from steerlsp.server.completion.explained import ExplainStore
 from steerlsp.server.completion.host import ModelHost, ModelState
 from steerlsp.server.completion.policy import Completions
@@ -48,3 +51,17 @@ def completions_over(workspace: Workspace, settings: Settings, completer: Any) -
     return Completions(
         host, OpenDocuments(lambda: workspace), lambda: settings, explained=ExplainStore()
     )
+
+
+def completion_of(text: str, alternatives: tuple[str, ...] = ()) -> Completion:
+    """What the completer returns for ``text`` (and ``alternatives``), unsteered."""
+    generation = Generation(
+        token_ids=[],
+        text=text,
+        stop="eos",
+        prompt_tokens=0,
+        reused_tokens=0,
+        prefill_seconds=0.0,
+        decode_seconds=0.0,
+    )
+    return Completion(text, CompletionMode.SINGLE_LINE, generation, alternatives=alternatives)

@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import threading
 import time
-from types import SimpleNamespace
 
 import pytest
 from lsprotocol import converters, types
@@ -18,7 +17,7 @@ from steerlsp.server.completion.host import ModelState
 from steerlsp.server.completion.menu import CompletionMenu, _At, continues
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
-from tests.helpers.completions import completions_over, workspace_with
+from tests.helpers.completions import completion_of, completions_over, workspace_with
 
 URI = "file:///w/a.py"
 PYLSP = {"isIncomplete": False, "items": [{"label": "append"}]}
@@ -48,7 +47,7 @@ class Completer:
                 self.abandoned.append(request.prefix)
                 raise JobCancelled()
             time.sleep(0.001)
-        return SimpleNamespace(text=text)
+        return completion_of(text)
 
 
 class Editor:

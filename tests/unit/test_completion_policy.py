@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from types import SimpleNamespace
 
 import pytest
 from lsprotocol import types
@@ -18,7 +17,7 @@ from steerlsp.models.options import CompletionOptions
 from steerlsp.server.completion.policy import Completions
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
-from tests.helpers.completions import completions_over, workspace_with
+from tests.helpers.completions import completion_of, completions_over, workspace_with
 
 URI = "file:///w/a.py"
 TEXT = "x = "
@@ -39,7 +38,7 @@ class ScriptedCompleter:
     def complete(self, request, options, token):
         self.asked.append(options)
         first, *others = self.texts
-        return SimpleNamespace(text=first, alternatives=tuple(others[: options.alternatives - 1]))
+        return completion_of(first, tuple(others[: options.alternatives - 1]))
 
 
 def completions_for(

@@ -6,7 +6,6 @@ import asyncio
 import queue
 import threading
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from steerlsp.models.decoding.worker import Job, JobCancelled, JobFailed, ModelW
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
 from steerlsp.server.lsp.errors import RequestFailed
-from tests.helpers.completions import completions_over, workspace_with
+from tests.helpers.completions import completion_of, completions_over, workspace_with
 
 
 def test_jobs_run_in_order_on_one_thread():
@@ -236,7 +235,7 @@ class GatedCompleter:
         if not self.started.is_set():
             self.started.set()
             self.gate.wait(5)
-        return SimpleNamespace(text="x = 1")
+        return completion_of("x = 1")
 
 
 async def test_requests_waiting_on_a_dead_thread_fail_and_the_next_one_works(monkeypatch):
