@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         build_parser().error("; ".join(problems))
     session = {"settings": base, "bench_methods": args.bench_methods}
-    # Worker threads (the model, later) hold the GIL in bursts; a short switch
+    # Worker threads (the model's, pygls') hold the GIL in bursts; a short switch
     # interval keeps the event loop's forwarding latency well under 1 ms.
     sys.setswitchinterval(0.0001)
     isolation.protect_self()

@@ -1,9 +1,9 @@
 """The ChatLSP handlers: each method, and a command that runs it for editor keybindings.
 
 ``register`` puts them on a server built by ``server/app.py``. A handler reads the
-hole from the params, asks the ChatLSP component (or, for the completions, the
-request policy) and returns the reply; a ChatLspError becomes ``RequestFailed``
-with its message, malformed params ``InvalidParams``.
+hole from the params, asks the ChatLSP component (or, for the completions,
+``repair.snippet``) and returns the reply; a ChatLspError becomes
+``RequestFailed`` with its message, malformed params ``InvalidParams``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from steerlsp.server.chatlsp import replies
+from steerlsp.server.chatlsp.repair import snippet
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole, hole_from
 from steerlsp.server.config import Settings
 from steerlsp.server.lsp.errors import JsonRpcInvalidParams, RequestFailed
@@ -123,7 +124,7 @@ def register(server: SteerServer, chat: ChatLsp, completions: Completions) -> No
     async def llm_completion(ls: SteerServer, params: Any) -> replies.LlmCompletionResult:
         """A completion at the position from the model, given the ChatLSP context."""
         hole = hole_of(ls.settings, params)
-        return await answered(completions.snippet(hole, rounds=0))
+        return await answered(snippet(completions, hole, rounds=0))
 
     @server.feature(LLM_COMPLETION_RESOLVE_ERRORS)
     async def llm_completion_resolve_errors(
@@ -132,7 +133,7 @@ def register(server: SteerServer, chat: ChatLsp, completions: Completions) -> No
         """llmCompletion, then up to ``chatlsp.repairRounds`` rounds of static-error repair."""
         hole = hole_of(ls.settings, params)
         rounds = ls.settings.chatlsp.repair_rounds
-        return await answered(completions.snippet(hole, rounds=rounds))
+        return await answered(snippet(completions, hole, rounds=rounds))
 
     handlers: dict[str, Callable[[SteerServer, Any], Awaitable[Any]]] = {
         EXPECTED_TYPE: expected_type,

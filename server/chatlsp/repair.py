@@ -1,11 +1,12 @@
 """Completions with ChatLSP context, and the error rounds (Hazel, ProCoder).
 
 ``contextual`` asks the ChatLSP component for the hole's context, ``repaired``
-runs the repair loop, and ``with_context`` puts them around the request policy's
-generation. The loop: generate; if errorReport says the result
-needs repair, generate again with the errors as feedback in the prompt; at most
-``rounds`` times. The loop keeps the best attempt: the one with the fewest
-errors, the latest among equals, so a round can never make the answer worse.
+runs the repair loop, ``with_context`` puts them around the request policy's
+generation, and ``snippet`` answers llmCompletion with them. The loop: generate;
+if errorReport says the result needs repair, generate again with the errors as
+feedback in the prompt; at most ``rounds`` times. The loop keeps the best
+attempt: the one with the fewest errors, the latest among equals, so a round can
+never make the answer worse.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from steerlsp.prompts.context import ChatContext
+from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole
+
+if TYPE_CHECKING:
+    from steerlsp.server.completion.policy import Completions
 
 log = logging.getLogger(__name__)
 
@@ -139,3 +145,33 @@ async def with_context(
 
     done = await repaired(generate, check, rounds)
     return Completed(done, used[0] if used else ChatContext(), tuple(others))
+
+
+async def snippet(
+    completions: Completions, hole: Hole, *, rounds: int
+) -> replies.LlmCompletionResult:
+    """``textDocument/llmCompletion`` (``rounds`` 0) and ``llmCompletionResolveErrors``:
+    a completion at the hole with the whole ChatLSP context, and error rounds."""
+    around = completions.around(hole.uri, hole.position)
+    if around is None:
+        raise ChatLspError(f"{hole.uri} is not open, or the position lies outside it")
+    completions.host.require_ready()
+    document = completions.snapshot(hole.uri, hole.position, hole.position)
+    completed = await completions.contextual(
+        hole,
+        around.prefix,
+        around.suffix,
+        document,
+        debounce=False,
+        parts="headers",
+        rounds=rounds,
+        budget_s=completions.settings.chatlsp.timeout_ms / 1000,
+    )
+    used, done = completed.context, completed.done
+    context = replies.CompletionContext(
+        expected_type=used.expected_type,
+        relevant_types=used.relevant_types,
+        relevant_headers=used.relevant_headers,
+        rounds=list(done.feedback),
+    )
+    return replies.LlmCompletionResult(snippet=done.text, context=context)

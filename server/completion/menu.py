@@ -117,7 +117,7 @@ class CompletionMenu:
         around = completions.around(uri, position) if uri is not None and position else None
         if uri is None or position is None or around is None:
             return None
-        at = _At(uri, position, completions.version(uri), around.prefix, around.suffix)
+        at = _At(uri, position, completions.documents.version(uri), around.prefix, around.suffix)
         if completions.suggestions.offered(uri, at.prefix, at.suffix) is None:
             self._generate(at)
         return at
@@ -172,7 +172,11 @@ class CompletionMenu:
         del self._runs[uri]
         then = run.then
         completions = self.completions
-        if then is None or not self.host.ready or completions.version(uri) != then.version:
+        if (
+            then is None
+            or not self.host.ready
+            or completions.documents.version(uri) != then.version
+        ):
             return
         if completions.suggestions.offered(uri, then.prefix, then.suffix) is None:
             self._generate(then)

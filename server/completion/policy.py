@@ -28,9 +28,8 @@ from steerlsp.models.options import (
 )
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.prompts.context import ChatContext
-from steerlsp.server.chatlsp import replies
 from steerlsp.server.chatlsp.repair import Completed, with_context
-from steerlsp.server.chatlsp.service import ChatLsp, ChatLspError, Hole
+from steerlsp.server.chatlsp.service import ChatLsp, Hole
 from steerlsp.server.completion.explained import ExplainStore
 from steerlsp.server.completion.host import ModelHost
 from steerlsp.server.completion.replies import document_with, inline_list, printable, relative_path
@@ -63,7 +62,8 @@ class _Pending:
 
 
 class Completions:
-    """Answers completion requests: inline, the completion menu's and llmCompletion.
+    """Answers completion requests: inline, the completion menu's and (through
+    ``server/chatlsp/repair.py``) llmCompletion.
 
     It reads the editor's open ``documents`` and the current ``settings``, runs jobs
     on the ``host``'s model worker, keeps what it answered in ``explained``, asks
@@ -138,7 +138,7 @@ class Completions:
             return inline_list(cached, replace_start, position, selected)
         document = self.snapshot(uri, replace_start, position, selected.text if selected else "")
         chat = self.settings.chatlsp
-        completed = await self._contextual(
+        completed = await self.contextual(
             Hole(uri, position),
             prefix,
             suffix,
@@ -152,34 +152,7 @@ class Completions:
         texts = (completed.done.text, *completed.alternatives)
         return inline_list(texts, replace_start, position, selected)
 
-    async def snippet(self, hole: Hole, *, rounds: int) -> replies.LlmCompletionResult:
-        """``textDocument/llmCompletion`` (``rounds`` 0) and ``llmCompletionResolveErrors``:
-        a completion at the hole with the whole ChatLSP context, and error rounds."""
-        around = self.around(hole.uri, hole.position)
-        if around is None:
-            raise ChatLspError(f"{hole.uri} is not open, or the position lies outside it")
-        self.host.require_ready()
-        document = self.snapshot(hole.uri, hole.position, hole.position)
-        completed = await self._contextual(
-            hole,
-            around.prefix,
-            around.suffix,
-            document,
-            debounce=False,
-            parts="headers",
-            rounds=rounds,
-            budget_s=self.settings.chatlsp.timeout_ms / 1000,
-        )
-        used, done = completed.context, completed.done
-        context = replies.CompletionContext(
-            expected_type=used.expected_type,
-            relevant_types=used.relevant_types,
-            relevant_headers=used.relevant_headers,
-            rounds=list(done.feedback),
-        )
-        return replies.LlmCompletionResult(snippet=done.text, context=context)
-
-    async def _contextual(
+    async def contextual(
         self,
         hole: Hole,
         prefix: str,
@@ -196,7 +169,7 @@ class Completions:
         (``server/chatlsp/repair.py``); the first attempt also makes up to
         ``alternatives - 1`` others."""
         uri = hole.uri
-        version = self.version(uri)
+        version = self.documents.version(uri)
 
         def attempt(
             context: Callable[[], Awaitable[ChatContext]], first: bool
@@ -270,11 +243,6 @@ class Completions:
             return None
         return document_with(doc.lines, start, end, insert, self.documents.encoding())
 
-    def version(self, uri: str) -> int | None:
-        """The open document's version; None when it is not open."""
-        doc = self.documents.get(uri)
-        return doc.version if doc is not None else None
-
     def analysis(self) -> AnalysisInstance | None:
         """The private pylsp steering asks, when steering is on and there is one."""
         if not self.settings.steering.enabled:
@@ -321,14 +289,8 @@ class Completions:
             request = CompletionRequest(prefix, suffix, path, document, given, typed)
             instance = self.analysis()
             analysis = instance.document(uri, version) if instance and version is not None else None
-            completion = await self._run(
-                uri,
-                pending,
-                completer,
-                request,
-                analysis,
-                self.settings.completion_options(alternatives),
-            )
+            options = self.settings.completion_options(alternatives)
+            completion = await self._run(uri, pending, completer, request, analysis, options)
         except JobCancelled as exc:
             raise JsonRpcRequestCancelled("cancelled by a newer request or an edit") from exc
         except ModelOutOfMemory as exc:
@@ -338,7 +300,7 @@ class Completions:
         finally:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
-        if self.version(uri) != version and not survives_edits:
+        if self.documents.version(uri) != version and not survives_edits:
             raise JsonRpcRequestCancelled("the document changed while generating")
         self.host.served += 1
         text = printable(completion.text)
@@ -375,7 +337,7 @@ class Completions:
                 raise
             except Exception as exc:
                 self.host.steering_failed(exc)
-            edited = self.version(uri) != pending.version and not pending.survives_edits
+            edited = self.documents.version(uri) != pending.version and not pending.survives_edits
             if self._pending.get(uri) is not pending or edited:
                 raise JobCancelled()
         return await self._submit(

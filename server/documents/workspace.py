@@ -130,6 +130,11 @@ class OpenDocuments:
         workspace = self._workspace()
         return open_document(workspace, uri) if workspace is not None else None
 
+    def version(self, uri: str) -> int | None:
+        """The open document's version; None when it is not open."""
+        doc = self.get(uri)
+        return doc.version if doc is not None else None
+
     def encoding(self) -> str:
         """The negotiated position encoding (UTF-16 before ``initialize``)."""
         workspace = self._workspace()
