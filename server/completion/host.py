@@ -194,6 +194,10 @@ class ModelHost:
         # The load failure was logged and shown once; each request need not repeat it.
         raise RequestFailed(f"steerlsp: no model: {self.error}", logging.INFO)
 
+    def suggestion_accepted(self) -> None:
+        """The editor accepted a suggestion; counted locally, never sent anywhere."""
+        self.accepted += 1
+
     def steering_failed(self, exc: Exception) -> None:
         """Logged every time (with the traceback the first time); shown to the user once."""
         self.steering_failures += 1

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from steerlsp.server.completion.host import ModelHost
     from steerlsp.server.completion.policy import Completions
 
+# SteerServer too: the proxy imports it from here for its annotations.
 __all__ = [
     "BENCH_BUSY",
     "EXPLAIN",
@@ -128,7 +129,7 @@ def register_accepted(server: SteerServer, host: ModelHost) -> None:
     @server.command(ACCEPTED_COMMAND)
     def accepted(ls: SteerServer, *args: Any) -> None:
         """The editor accepted a suggestion; counted locally, never sent anywhere."""
-        host.accepted += 1
+        host.suggestion_accepted()
 
 
 def explained_uri(params: Any) -> str | None:

@@ -31,7 +31,8 @@ class SteerServer(LanguageServer):
     """The steerlsp language server.
 
     ``experimental``: what ``capabilities.experimental`` advertises (the methods and
-    commands of steerlsp's own handlers).
+    commands of steerlsp's own handlers). ``proxy`` and ``analysis`` are set by
+    ``build_server`` once they are built: the proxy is built on the server.
     """
 
     proxy: Proxy
