@@ -13,16 +13,11 @@ from typing import Any, BinaryIO
 
 from steerlsp import __version__, guard
 from steerlsp.server import config
-from steerlsp.server.analysis.instance import AnalysisInstance
-from steerlsp.server.chatlsp.service import ChatLsp
-from steerlsp.server.completion.menu import CompletionMenu
-from steerlsp.server.completion.policy import Completions
-from steerlsp.server.lsp.handlers import register_bench_methods, server
+from steerlsp.server.app import build_server
 from steerlsp.server.lsp.transport import ClientWriter, start_reader
 from steerlsp.server.upstream import isolation
 from steerlsp.server.upstream.connection import UpstreamOptions
 from steerlsp.server.upstream.process import default_command
-from steerlsp.server.upstream.proxy import Proxy
 
 log = logging.getLogger("steerlsp")
 
@@ -127,27 +122,17 @@ async def serve(
     fileno: int,
     writer: ClientWriter,
     options: UpstreamOptions,
+    *,
+    settings: config.Settings | None = None,
+    bench_methods: bool = False,
 ) -> int:
     """Run one editor session over the given byte streams; return the exit code."""
     loop = asyncio.get_running_loop()
-    server.protocol.set_writer(writer, include_headers=True)
-    proxy = Proxy(server, writer.write, options)
-    server.proxy = proxy
-    server.protocol.reply_gate = proxy.claim
-    server.completions = Completions(server)
-    server.chatlsp = ChatLsp(server)
-    proxy.rewrite_results_with(CompletionMenu(server, server.completions))
-    server.analysis = AnalysisInstance(
-        loop,
-        root_uri=server.root_uri,
-        python_environment=server.python_environment,
-        query_budget=lambda: server.settings.steering.query_timeout_ms / 1000,
-    )
-    await proxy.start_upstream()
-    start_reader(read, fileno, loop, proxy.on_client_events, proxy.on_client_eof)
-    code = await proxy.exit_code
-    await server.analysis.stop()
-    server.chatlsp.close()
+    app = build_server(writer, options, loop, settings=settings, bench_methods=bench_methods)
+    await app.proxy.start_upstream()
+    start_reader(read, fileno, loop, app.proxy.on_client_events, app.proxy.on_client_eof)
+    code = await app.proxy.exit_code
+    await app.close()
     return code
 
 
@@ -162,25 +147,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.restart_backoff is not None:
         options.backoff = (args.restart_backoff,)
-    if args.bench_methods:
-        register_bench_methods(server)
     base, problems = config.merge(config.Settings(), cli_settings(args))
     if problems:
         build_parser().error("; ".join(problems))
-    server.base_settings = server.settings = base
-    # Worker threads (the model, later) hold the GIL in bursts; a short switch
+    session = {"settings": base, "bench_methods": args.bench_methods}
+    # Worker threads (the model's, pygls') hold the GIL in bursts; a short switch
     # interval keeps the event loop's forwarding latency well under 1 ms.
     sys.setswitchinterval(0.0001)
     isolation.protect_self()
     guard.install(base.upstream.max_document_bytes)  # Jedi and parso in ChatLSP
     try:
         if args.tcp:
-            code = _serve_tcp(args.tcp, options)
+            code = _serve_tcp(args.tcp, options, session)
         else:
             stream = reserve_stdout()
             editor = reserve_stdin()
             writer = ClientWriter(stream.write, stream.flush)
-            code = asyncio.run(serve(lambda n: os.read(editor, n), editor, writer, options))
+            code = asyncio.run(
+                serve(lambda n: os.read(editor, n), editor, writer, options, **session)
+            )
     except KeyboardInterrupt:
         code = 1
     isolation.cleanup()
@@ -220,7 +205,7 @@ def reserve_stdout() -> BinaryIO:
     return os.fdopen(private, "wb")
 
 
-def _serve_tcp(address: str, options: UpstreamOptions) -> int:
+def _serve_tcp(address: str, options: UpstreamOptions, session: dict[str, Any]) -> int:
     try:
         host, port = parse_tcp(address)
     except ValueError as exc:
@@ -231,4 +216,4 @@ def _serve_tcp(address: str, options: UpstreamOptions) -> int:
     log.info("editor connected from %s", peer)
     with conn:
         writer = ClientWriter(conn.sendall)
-        return asyncio.run(serve(conn.recv, conn.fileno(), writer, options))
+        return asyncio.run(serve(conn.recv, conn.fileno(), writer, options, **session))

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from steerlsp.models.options import SteeringOptions
+from steerlsp.models.options import CompletionOptions, Sampling, SteeringOptions
 from steerlsp.prompts.fim import load_templates
 
 DEVICES = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
@@ -172,6 +172,24 @@ class Settings:
     steering: SteeringSettings = SteeringSettings()
     chatlsp: ChatLspSettings = ChatLspSettings()
     upstream: UpstreamSettings = UpstreamSettings()
+
+    def completion_options(self, alternatives: int = 1) -> CompletionOptions:
+        """What one completion job is given: the completion, steering and ChatLSP
+        settings, and how many completions it makes (the first and its alternatives)."""
+        c = self.completion
+        return CompletionOptions(
+            max_new_tokens=c.max_new_tokens,
+            max_lines=c.max_lines,
+            prefix_tokens=c.prefix_tokens,
+            suffix_tokens=c.suffix_tokens,
+            sampling=Sampling(temperature=c.temperature, top_p=c.top_p),
+            steering=self.steering.options(),
+            context_tokens=self.chatlsp.context_tokens,
+            alternatives=alternatives,
+            alternatives_budget=c.alternatives_budget_ms / 1000,
+            lookup=c.prompt_lookup,
+            comment_lines=c.comment_lines if c.comment_lines < c.max_lines else None,
+        )
 
 
 def runtime_deprecation(settings: Settings) -> tuple[bool, str | None]:

@@ -27,13 +27,13 @@ from pygls.uris import to_fs_path
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.server.chatlsp import ExpectedType, Header, Problem, TypeDefinition
 from steerlsp.server.chatlsp.replies import headers_text, types_text
+from steerlsp.server.config import Settings
 from steerlsp.server.documents.encodings import to_code_points
-from steerlsp.server.documents.workspace import client_encoding, open_document
+from steerlsp.server.documents.workspace import OpenDocuments
 
 if TYPE_CHECKING:
     from steerlsp.server.chatlsp.errors import Checked, ErrorChecker
     from steerlsp.server.chatlsp.semantics import Semantics
-    from steerlsp.server.lsp.handlers import SteerServer
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +100,18 @@ def as_return(source: Source) -> Source | None:
 
 
 class ChatLsp:
-    """The ChatLSP methods over the server's open documents."""
+    """The ChatLSP methods over the editor's open ``documents``; ``settings`` reads the
+    current settings, ``python_environment`` the environment Jedi resolves imports in."""
 
-    def __init__(self, ls: SteerServer) -> None:
-        self.ls = ls
+    def __init__(
+        self,
+        documents: OpenDocuments,
+        settings: Callable[[], Settings],
+        python_environment: Callable[[], str | None],
+    ) -> None:
+        self.documents = documents
+        self._settings = settings
+        self._python_environment = python_environment
         # Jedi is not safe to share between threads: one thread for it, one for linting.
         self._semantic_thread = ThreadPoolExecutor(1, thread_name_prefix="chatlsp-jedi")
         self._lint_thread = ThreadPoolExecutor(1, thread_name_prefix="chatlsp-lint")
@@ -181,10 +189,10 @@ class ChatLsp:
     def source(self, hole: Hole) -> Source:
         """The open document at the hole; ChatLspError when it is not open or the
         position lies outside it."""
-        doc = open_document(self.ls.workspace, hole.uri)
+        doc = self.documents.get(hole.uri)
         if doc is None:
             raise ChatLspError(f"{hole.uri} is not open in the editor")
-        limit = self.ls.settings.chatlsp.max_document_bytes
+        limit = self._settings().chatlsp.max_document_bytes
         if doc.content is not None and doc.content.size > limit:
             raise ChatLspError(f"{hole.uri} is larger than chatlsp.maxDocumentBytes ({limit})")
         path = to_fs_path(hole.uri) or hole.uri
@@ -193,16 +201,13 @@ class ChatLsp:
         if line > len(lines) or (line == len(lines) and character > 0):
             raise ChatLspError(f"line {line} is past the end of {hole.uri}")
         text_line = lines[line] if line < len(lines) else ""
-        column = to_code_points(
-            text_line.rstrip("\r\n"), character, client_encoding(self.ls.workspace)
-        )
+        column = to_code_points(text_line.rstrip("\r\n"), character, self.documents.encoding())
         if column > len(text_line.rstrip("\r\n")):
             raise ChatLspError(f"character {character} is past the end of line {line}")
         return Source(hole.uri, path, doc.version, doc.source, line, column)
 
     def _where(self) -> tuple[str | None, str | None]:
-        root = self.ls.workspace.root_path if self.ls.root_uri() else None
-        return root, self.ls.python_environment()
+        return self.documents.root_path(), self._python_environment()
 
     def _current_semantics(self) -> Semantics:
         self._refresh()
@@ -218,7 +223,7 @@ class ChatLsp:
             from steerlsp.server.chatlsp.errors import ErrorChecker
 
             self._checker = ErrorChecker(
-                *self._where(), memory_limit_mb=self.ls.settings.upstream.memory_limit()
+                *self._where(), memory_limit_mb=self._settings().upstream.memory_limit()
             )
             # pylint's start (about a second) overlaps the request; the check queues behind it.
             self._lint_thread.submit(self._checker.warm)
@@ -254,7 +259,7 @@ class ChatLsp:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        timeout = self.ls.settings.chatlsp.timeout_ms / 1000
+        timeout = self._settings().chatlsp.timeout_ms / 1000
         future = asyncio.get_running_loop().run_in_executor(pool, job)
         try:
             value = await asyncio.wait_for(future, timeout)

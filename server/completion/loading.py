@@ -8,12 +8,14 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.progress import Progress as WorkDone
 
 from steerlsp.server.config import Settings
 
 if TYPE_CHECKING:
     from steerlsp.models.decoding.completer import Completer
-    from steerlsp.server.lsp.handlers import SteerServer
+
+__all__ = ["LoadProgress", "WorkDone", "load_configured"]
 
 
 def load_configured(settings: Settings, report: Any) -> Completer:
@@ -35,18 +37,19 @@ def load_configured(settings: Settings, report: Any) -> Completer:
 
 
 class LoadProgress:
-    """``window/workDoneProgress`` for model loading, when the client supports it."""
+    """``window/workDoneProgress`` for model loading; ``progress`` is None when the
+    client does not support it."""
 
-    def __init__(self, ls: SteerServer, loop: asyncio.AbstractEventLoop, title: str) -> None:
-        self.ls, self.loop, self.title = ls, loop, title
-        caps = ls.client_capabilities.window
-        self.enabled = bool(caps and caps.work_done_progress)
+    def __init__(
+        self, progress: WorkDone | None, loop: asyncio.AbstractEventLoop, title: str
+    ) -> None:
+        self.progress, self.loop, self.title = progress, loop, title
         self.token = f"steerlsp-load-{uuid.uuid4().hex[:8]}"
 
     def begin(self) -> None:
-        if not self.enabled:
+        progress = self.progress
+        if progress is None:
             return
-        progress = self.ls.work_done_progress
         progress.create(self.token)
         progress.begin(
             self.token,
@@ -55,13 +58,13 @@ class LoadProgress:
 
     def report(self, message: str, percent: int) -> None:
         """Called on the worker thread."""
-        if self.enabled:
+        if self.progress is not None:
             self.loop.call_soon_threadsafe(
-                self.ls.work_done_progress.report,
+                self.progress.report,
                 self.token,
                 types.WorkDoneProgressReport(message=message, percentage=percent),
             )
 
     def end(self, message: str) -> None:
-        if self.enabled:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+        if self.progress is not None:
+            self.progress.end(self.token, types.WorkDoneProgressEnd(message=message))

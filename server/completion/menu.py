@@ -5,7 +5,7 @@ Helix (and other clients without ``textDocument/inlineCompletion``) asks
 adds one AI item to its list and never makes the menu wait for the model:
 
 - the item is what the last suggestion offers at the request's cursor
-  (``Completions.suggestion``): the suggestion made there, or the rest of one
+  (``Suggestions.offered``): the suggestion made there, or the rest of one
   the text typed since begins (typed-ahead);
 - otherwise a generation starts in the background as the request arrives (the
   document then is as the editor sent it with the request; by pylsp's answer
@@ -28,17 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
+from steerlsp.server.completion.host import ModelHost
+from steerlsp.server.completion.policy import Completions
 from steerlsp.server.completion.replies import completion_item, merged_completions, request_position
-from steerlsp.server.lsp import pygls_adapter
-
-if TYPE_CHECKING:
-    from steerlsp.server.completion.policy import Completions
-    from steerlsp.server.lsp.handlers import SteerServer
+from steerlsp.server.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -72,20 +71,35 @@ def continues(at: _At, prefix: str, suffix: str) -> bool:
 
 
 class CompletionMenu:
-    """pylsp's completion lists, with steerlsp's AI item first (a ``ResultRewriter``)."""
+    """pylsp's completion lists, with steerlsp's AI item first (a ``ResultRewriter``).
 
-    def __init__(self, ls: SteerServer, completions: Completions) -> None:
-        self.ls = ls
+    ``client_capabilities`` and ``settings`` read the session's current ones;
+    ``unstructure`` turns the item into the JSON pylsp's list holds.
+    """
+
+    def __init__(
+        self,
+        completions: Completions,
+        host: ModelHost,
+        *,
+        settings: Callable[[], Settings],
+        client_capabilities: Callable[[], types.ClientCapabilities],
+        unstructure: Callable[[types.CompletionItem], Any],
+    ) -> None:
         self.completions = completions
+        self.host = host
+        self._settings = settings
+        self._client_capabilities = client_capabilities
+        self._unstructure = unstructure
         self._runs: dict[str, _Run] = {}
 
     def wanted(self) -> bool:
         """The client has no inline completion, and the menu item is on."""
-        caps = self.ls.client_capabilities
+        caps = self._client_capabilities()
         has_inline = (
             caps.text_document is not None and caps.text_document.inline_completion is not None
         )
-        completion = self.ls.settings.completion
+        completion = self._settings().completion
         return completion.enabled and completion.fallback and not has_inline
 
     def rewrites(self, method: str) -> bool:
@@ -97,14 +111,14 @@ class CompletionMenu:
         started (or kept) unless the last suggestion already offers something there.
         None when the menu gets no item (no model yet, a position outside the document)."""
         completions = self.completions
-        if method != types.TEXT_DOCUMENT_COMPLETION or not completions.ready:
+        if method != types.TEXT_DOCUMENT_COMPLETION or not self.host.ready:
             return None
         uri, position = request_position(params)
         around = completions.around(uri, position) if uri is not None and position else None
         if uri is None or position is None or around is None:
             return None
-        at = _At(uri, position, completions.version(uri), around.prefix, around.suffix)
-        if completions.suggestion(uri, at.prefix, at.suffix) is None:
+        at = _At(uri, position, completions.documents.version(uri), around.prefix, around.suffix)
+        if completions.suggestions.offered(uri, at.prefix, at.suffix) is None:
             self._generate(at)
         return at
 
@@ -117,15 +131,13 @@ class CompletionMenu:
         still_working = prepared.uri in self._runs
         if item is None and not still_working:
             return result
-        unstructured = (
-            pygls_adapter.unstructure(self.ls.protocol, item) if item is not None else None
-        )
+        unstructured = self._unstructure(item) if item is not None else None
         return merged_completions(result, unstructured, still_working or item is not None)
 
     async def item(self, at: _At) -> types.CompletionItem | None:
         """The AI item at ``at``, if a suggestion offers one, waiting for the running
         generations at most ``completion.fallbackWaitMs``."""
-        text = self.completions.suggestion(at.uri, at.prefix, at.suffix)
+        text = self.completions.suggestions.offered(at.uri, at.prefix, at.suffix)
         if text is None:
             text = await self._wait(at)
         if not text or not text.strip():
@@ -139,7 +151,7 @@ class CompletionMenu:
         if run is not None and continues(run.at, at.prefix, at.suffix):
             run.then, run.typed = at, at.prefix[len(run.at.prefix) :]
             return
-        document = self.completions.snapshot(at.uri, at.position)
+        document = self.completions.snapshot(at.uri, at.position, at.position)
         run = self._runs[at.uri] = _Run(at)  # one it replaces is cancelled by cancel-previous
         run.task = asyncio.ensure_future(
             self.completions.in_background(
@@ -160,20 +172,24 @@ class CompletionMenu:
         del self._runs[uri]
         then = run.then
         completions = self.completions
-        if then is None or not completions.ready or completions.version(uri) != then.version:
+        if (
+            then is None
+            or not self.host.ready
+            or completions.documents.version(uri) != then.version
+        ):
             return
-        if completions.suggestion(uri, then.prefix, then.suffix) is None:
+        if completions.suggestions.offered(uri, then.prefix, then.suffix) is None:
             self._generate(then)
 
     async def _wait(self, at: _At) -> str | None:
         """The suggestion at ``at`` once the document's generations have made it, within
         ``completion.fallbackWaitMs``; None past that."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.ls.settings.completion.fallback_wait_ms / 1000
+        deadline = loop.time() + self._settings().completion.fallback_wait_ms / 1000
         while (left := deadline - loop.time()) > 0 and (run := self._runs.get(at.uri)) is not None:
             await asyncio.wait({run.task}, timeout=left)  # however it ends; never cancels it
             await asyncio.sleep(0)  # the run's done callback may start the next one
-            text = self.completions.suggestion(at.uri, at.prefix, at.suffix)
+            text = self.completions.suggestions.offered(at.uri, at.prefix, at.suffix)
             if text is not None:
                 return text
         return None

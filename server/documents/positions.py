@@ -163,9 +163,6 @@ class DocumentIndex:
         convert_columns(result, uri, record, lambda line, column: column)
         return self.unloaded(named)
 
-    def _needs(self, text: str) -> bool:
-        return needs_conversion(text, self.client_encoding, self.upstream_encoding)
-
     def _from_disk(self, uri: str) -> Lines | None:
         """Lines of an unopened file: from the cache, else read now (bounded).
 

@@ -10,7 +10,7 @@ pygls' private hooks for this are reached through ``server/lsp/pygls_adapter.py`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -114,3 +114,33 @@ def open_document(workspace: Workspace, uri: str) -> SteerDocument | None:
     """The open document at ``uri``, or None (never a document read from disk)."""
     doc = workspace.text_documents.get(unquote(uri))  # pygls keys by the unquoted uri
     return doc if isinstance(doc, SteerDocument) and doc.content is not None else None
+
+
+class OpenDocuments:
+    """The editor's open documents, read-only, for the components that answer requests.
+
+    ``workspace`` gives pygls' workspace, or None before ``initialize`` built one.
+    """
+
+    def __init__(self, workspace: Callable[[], Workspace | None]) -> None:
+        self._workspace = workspace
+
+    def get(self, uri: str) -> SteerDocument | None:
+        """The open document at ``uri``, or None (never a document read from disk)."""
+        workspace = self._workspace()
+        return open_document(workspace, uri) if workspace is not None else None
+
+    def version(self, uri: str) -> int | None:
+        """The open document's version; None when it is not open."""
+        doc = self.get(uri)
+        return doc.version if doc is not None else None
+
+    def encoding(self) -> str:
+        """The negotiated position encoding (UTF-16 before ``initialize``)."""
+        workspace = self._workspace()
+        return client_encoding(workspace) if workspace is not None else UTF16
+
+    def root_path(self) -> str | None:
+        """The workspace root's path, or None when the editor gave no root."""
+        workspace = self._workspace()
+        return workspace.root_path if workspace is not None and workspace.root_uri else None

@@ -7,17 +7,17 @@ import asyncio
 import dataclasses
 import threading
 import time
-from types import SimpleNamespace
 
 import pytest
 from lsprotocol import converters, types
 
 from steerlsp.models.decoding.completer import agrees
 from steerlsp.models.decoding.worker import JobCancelled
+from steerlsp.server.completion.host import ModelState
 from steerlsp.server.completion.menu import CompletionMenu, _At, continues
-from steerlsp.server.completion.policy import Completions, ModelState
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
+from tests.helpers.completions import completion_of, completions_over, workspace_with
 
 URI = "file:///w/a.py"
 PYLSP = {"isIncomplete": False, "items": [{"label": "append"}]}
@@ -47,7 +47,7 @@ class Completer:
                 self.abandoned.append(request.prefix)
                 raise JobCancelled()
             time.sleep(0.001)
-        return SimpleNamespace(text=text)
+        return completion_of(text)
 
 
 class Editor:
@@ -60,25 +60,23 @@ class Editor:
         )
         self.completer = completer
         self.version = 1
-        docs = {URI: SteerDocument(URI, text, "utf-16", version=1)}
-        workspace = SimpleNamespace(root_path="/w", text_documents=docs, position_encoding=None)
-        self.ls = SimpleNamespace(
-            settings=settings,
-            workspace=workspace,
-            client_capabilities=types.ClientCapabilities(),  # no inline completion
-            protocol=SimpleNamespace(_converter=converters.get_converter()),
+        self.workspace = workspace_with({URI: SteerDocument(URI, text, "utf-16", version=1)})
+        self.completions = completions_over(self.workspace, settings, completer)
+        self.host = self.completions.host
+        self.menu = CompletionMenu(
+            self.completions,
+            self.host,
+            settings=lambda: settings,
+            client_capabilities=types.ClientCapabilities,  # no inline completion
+            unstructure=converters.get_converter().unstructure,
         )
-        self.completions = Completions(self.ls)  # type: ignore[arg-type]
-        self.completions.completer = completer  # type: ignore[assignment]
-        self.completions.state = ModelState.READY
-        self.menu = CompletionMenu(self.ls, self.completions)  # type: ignore[arg-type]
         self.text = text
 
     def type(self, text: str) -> None:
         """didChange to ``text``, the cursor at its end."""
         self.version += 1
         self.text = text
-        self.ls.workspace.text_documents[URI] = SteerDocument(
+        self.workspace.text_documents[URI] = SteerDocument(
             URI, text, "utf-16", version=self.version
         )
         self.completions.document_changed(URI)
@@ -99,7 +97,7 @@ class Editor:
         return result, time.perf_counter() - started
 
     def stop(self) -> None:
-        self.completions._worker.stop()
+        self.host.stop()
 
 
 def ai(result: dict) -> str | None:
@@ -249,7 +247,7 @@ async def test_nothing_to_add_leaves_the_list_alone(editors):
     await settled(editor)
     result, _ = await editor.ask()  # an empty suggestion here: no item, no new generation
     assert result is PYLSP and completer.started == ["x = "]
-    editor.completions.state = ModelState.LOADING
+    editor.host.state = ModelState.LOADING
     editor.type("y = ")
     result, _ = await editor.ask()
     assert result is PYLSP  # no model yet: pylsp's list as it came

@@ -6,17 +6,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from types import SimpleNamespace
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
+from pygls.workspace import Workspace
 
 from steerlsp.models.decoding.worker import JobCancelled
 from steerlsp.models.options import CompletionOptions
-from steerlsp.server.completion.policy import Completions, ModelState
+from steerlsp.server.completion.policy import Completions
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
+from tests.helpers.completions import completion_of, completions_over, workspace_with
 
 URI = "file:///w/a.py"
 TEXT = "x = "
@@ -37,28 +38,23 @@ class ScriptedCompleter:
     def complete(self, request, options, token):
         self.asked.append(options)
         first, *others = self.texts
-        return SimpleNamespace(text=first, alternatives=tuple(others[: options.alternatives - 1]))
+        return completion_of(first, tuple(others[: options.alternatives - 1]))
 
 
-def completions_for(completer: ScriptedCompleter, text: str = TEXT, **completion) -> Completions:
+def completions_for(
+    completer: ScriptedCompleter, text: str = TEXT, **completion
+) -> tuple[Completions, Workspace]:
     settings = Settings()
     settings = dataclasses.replace(
         settings,
         completion=dataclasses.replace(settings.completion, debounce_ms=0, **completion),
     )
-    docs = {URI: SteerDocument(URI, text, "utf-16", version=1)}
-    workspace = SimpleNamespace(root_path="/w", text_documents=docs, position_encoding=None)
-    ls = SimpleNamespace(settings=settings, workspace=workspace)
-    completions = Completions(ls)  # type: ignore[arg-type]
-    completions.completer = completer  # type: ignore[assignment]
-    completions.state = ModelState.READY
-    return completions
+    workspace = workspace_with({URI: SteerDocument(URI, text, "utf-16", version=1)})
+    return completions_over(workspace, settings, completer), workspace
 
 
-def edit(completions: Completions, text: str, version: int) -> None:
-    completions.ls.workspace.text_documents[URI] = SteerDocument(  # type: ignore[index]
-        URI, text, "utf-16", version=version
-    )
+def edit(workspace: Workspace, text: str, version: int) -> None:
+    workspace.text_documents[URI] = SteerDocument(URI, text, "utf-16", version=version)
 
 
 def params(text: str, trigger: types.InlineCompletionTriggerKind) -> types.InlineCompletionParams:
@@ -79,12 +75,12 @@ def stop_workers():
     made: list[Completions] = []
     yield made
     for completions in made:
-        completions._worker.stop()
+        completions.host.stop()
 
 
 async def test_invoked_gets_the_alternatives_and_automatic_one_item(stop_workers):
     completer = ScriptedCompleter("foo(1)", "format()", "bar")
-    completions = completions_for(completer, alternatives=3, alternatives_budget_ms=700)
+    completions, workspace = completions_for(completer, alternatives=3, alternatives_budget_ms=700)
     stop_workers.append(completions)
     assert inserted(await completions.inline(params(TEXT, INVOKED))) == [
         "foo(1)",
@@ -95,20 +91,20 @@ async def test_invoked_gets_the_alternatives_and_automatic_one_item(stop_workers
     assert completer.asked[-1].alternatives_budget == 0.7
     assert completer.asked[-1].sampling.temperature == 0  # the first stays greedy
 
-    edit(completions, "y = ", 2)
+    edit(workspace, "y = ", 2)
     reply = await completions.inline(params("y = ", AUTOMATIC))
     assert inserted(reply) == ["foo(1)"] and completer.asked[-1].alternatives == 1
 
 
 async def test_an_empty_first_completion_leaves_the_alternatives(stop_workers):
-    completions = completions_for(ScriptedCompleter("", "a", "b"))
+    completions, _ = completions_for(ScriptedCompleter("", "a", "b"))
     stop_workers.append(completions)
     assert inserted(await completions.inline(params(TEXT, INVOKED))) == ["a", "b"]
 
 
 async def test_alternatives_setting_one_means_one_item_on_invoked(stop_workers):
     completer = ScriptedCompleter("foo(1)", "format()")
-    completions = completions_for(completer, alternatives=1)
+    completions, _ = completions_for(completer, alternatives=1)
     stop_workers.append(completions)
     assert inserted(await completions.inline(params(TEXT, INVOKED))) == ["foo(1)"]
     assert completer.asked[-1].alternatives == 1
@@ -116,27 +112,27 @@ async def test_alternatives_setting_one_means_one_item_on_invoked(stop_workers):
 
 async def test_typing_ahead_is_served_from_every_alternative(stop_workers):
     completer = ScriptedCompleter("foo(1)", "format()", "bar")
-    completions = completions_for(completer)
+    completions, workspace = completions_for(completer)
     stop_workers.append(completions)
     await completions.inline(params(TEXT, INVOKED))
     jobs = len(completer.asked)
 
-    edit(completions, TEXT + "fo", 2)
+    edit(workspace, TEXT + "fo", 2)
     assert inserted(await completions.inline(params(TEXT + "fo", INVOKED))) == [
         "o(1)",
         "rmat()",
     ]
-    edit(completions, TEXT + "for", 3)
+    edit(workspace, TEXT + "for", 3)
     assert inserted(await completions.inline(params(TEXT + "for", AUTOMATIC))) == ["mat()"]
     assert len(completer.asked) == jobs  # no new generation
 
 
 async def test_invoked_after_an_automatic_suggestion_generates_its_alternatives(stop_workers):
     completer = ScriptedCompleter("foo(1)", "format()", "bar")
-    completions = completions_for(completer)
+    completions, workspace = completions_for(completer)
     stop_workers.append(completions)
     await completions.inline(params(TEXT, AUTOMATIC))
-    edit(completions, TEXT + "f", 2)
+    edit(workspace, TEXT + "f", 2)
     reply = await completions.inline(params(TEXT + "f", INVOKED))
     assert len(completer.asked) == 2 and completer.asked[-1].alternatives == 3
     assert inserted(reply) == ["foo(1)", "format()", "bar"]
@@ -149,10 +145,10 @@ async def test_an_invoked_request_is_cancelled_by_a_newer_one(stop_workers):
                 time.sleep(0.001)
             raise JobCancelled()
 
-    completions = completions_for(Held("a", "b"))
+    completions, _ = completions_for(Held("a", "b"))
     stop_workers.append(completions)
     first = asyncio.ensure_future(completions.inline(params(TEXT, INVOKED)))
-    while not completions._worker.health()["running"]:
+    while not completions.host.worker.health()["running"]:
         await asyncio.sleep(0.01)
     completions.document_changed(URI)  # didChange
     with pytest.raises(JsonRpcRequestCancelled):

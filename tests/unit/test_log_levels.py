@@ -8,7 +8,7 @@ import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from steerlsp.server.cli import quiet_libraries
-from steerlsp.server.completion.policy import RequestFailed
+from steerlsp.server.lsp.errors import RequestFailed
 from steerlsp.server.lsp.pygls_adapter import answered_level
 
 

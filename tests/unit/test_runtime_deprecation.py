@@ -14,13 +14,12 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from steerlsp.models.deprecation.runtime import Located, RuntimeDeprecations, locate
 from steerlsp.models.deprecation.static import Deprecation
-from steerlsp.server.completion.policy import Completions
+from steerlsp.server.completion.host import ModelHost
 from steerlsp.server.config import Settings, merge
 from steerlsp.server.upstream import environment
 
@@ -316,30 +315,39 @@ def test_failures_report_nothing(tmp_path, runtime):
 # --- the server: opt-in, and only in a trusted workspace -------------------------------
 
 
-def completions_with(raw: dict) -> Completions:
+class Session:
+    """The server's current settings, which didChangeConfiguration replaces."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+
+def host_with(raw: dict) -> tuple[ModelHost, Session]:
     settings, problems = merge(Settings(), raw)
     assert problems == []
-    return Completions(SimpleNamespace(settings=settings, python_environment=lambda: None))  # type: ignore[arg-type]
+    session = Session(settings)
+    host = ModelHost(
+        lambda: session.settings, notify=lambda kind, text: None, python_environment=lambda: None
+    )
+    return host, session
 
 
 def test_the_server_builds_the_check_only_when_asked_for_in_a_trusted_workspace(caplog):
-    assert completions_with({})._runtime_check() is None  # off by default
-    trusted = completions_with(
+    assert host_with({})[0].runtime_check() is None  # off by default
+    trusted, _ = host_with(
         {"steering": {"runtimeDeprecation": True}, "python": {"trustWorkspace": True}}
     )
-    checker = trusted._runtime_check()
+    checker = trusted.runtime_check()
     assert isinstance(checker, RuntimeDeprecations) and checker.python == PYTHON
-    assert trusted._runtime_check() is checker  # kept, with its cache
-    untrusted = completions_with({"steering": {"runtimeDeprecation": True}})
+    assert trusted.runtime_check() is checker  # kept, with its cache
+    untrusted, session = host_with({"steering": {"runtimeDeprecation": True}})
     with caplog.at_level(logging.INFO, logger="steerlsp.server.completion.policy"):
-        assert untrusted._runtime_check() is None
-        assert untrusted._runtime_check() is None  # asked again: not logged again
+        assert untrusted.runtime_check() is None
+        assert untrusted.runtime_check() is None  # asked again: not logged again
     (record,) = [r for r in caplog.records if "runtimeDeprecation" in r.getMessage()]
     assert record.levelno == logging.INFO and "python.trustWorkspace" in record.getMessage()
-    untrusted.ls.settings = dataclasses.replace(
-        untrusted.ls.settings, python=trusted.settings.python
-    )
-    assert untrusted._runtime_check() is not None  # trusted now
+    session.settings = dataclasses.replace(session.settings, python=trusted.settings.python)
+    assert untrusted.runtime_check() is not None  # trusted now
 
 
 def test_the_projects_interpreter_is_the_one_its_environment_names(tmp_path):

@@ -6,16 +6,16 @@ import asyncio
 import queue
 import threading
 import time
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from steerlsp.models.decoding import worker as worker_module
 from steerlsp.models.decoding.worker import Job, JobCancelled, JobFailed, ModelWorker, WorkerDied
-from steerlsp.server.completion.policy import Completions, ModelState, RequestFailed
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.workspace import SteerDocument
+from steerlsp.server.lsp.errors import RequestFailed
+from tests.helpers.completions import completion_of, completions_over, workspace_with
 
 
 def test_jobs_run_in_order_on_one_thread():
@@ -235,7 +235,7 @@ class GatedCompleter:
         if not self.started.is_set():
             self.started.set()
             self.gate.wait(5)
-        return SimpleNamespace(text="x = 1")
+        return completion_of("x = 1")
 
 
 async def test_requests_waiting_on_a_dead_thread_fail_and_the_next_one_works(monkeypatch):
@@ -243,23 +243,19 @@ async def test_requests_waiting_on_a_dead_thread_fail_and_the_next_one_works(mon
         uri: SteerDocument(uri, "", "utf-16", version=1)
         for uri in ("file:///w/a.py", "file:///w/b.py")
     }
-    ls = SimpleNamespace(
-        settings=Settings(), workspace=SimpleNamespace(root_path="/w", text_documents=docs)
-    )
-    completions = Completions(ls)  # type: ignore[arg-type]
-    completions.completer = completer = GatedCompleter()  # type: ignore[assignment]
-    completions.state = ModelState.READY
-    worker = completions._worker
+    completer = GatedCompleter()
+    completions = completions_over(workspace_with(docs), Settings(), completer)
+    worker = completions.host.worker
 
     running = asyncio.ensure_future(
-        completions._generate("file:///w/a.py", 1, "", "", debounce=False)
+        completions.generate("file:///w/a.py", 1, "", "", debounce=False)
     )
     await asyncio.to_thread(completer.started.wait, 5)
     waiting = asyncio.ensure_future(
-        completions._generate("file:///w/b.py", 1, "", "", debounce=False)
+        completions.generate("file:///w/b.py", 1, "", "", debounce=False)
     )
     await asyncio.sleep(0)  # submitted: queued behind the running job
-    assert completions.status()["worker"]["queued"] == 1
+    assert completions.host.status()["worker"]["queued"] == 1
 
     real_get = worker._jobs.get
     calls = []
@@ -276,9 +272,9 @@ async def test_requests_waiting_on_a_dead_thread_fail_and_the_next_one_works(mon
     with pytest.raises(RequestFailed) as failed:
         await asyncio.wait_for(waiting, 5)
     assert failed.value.code == -32803 and "restarted" in failed.value.message
-    again = completions._generate("file:///w/b.py", 1, "", "", debounce=False)
+    again = completions.generate("file:///w/b.py", 1, "", "", debounce=False)
     assert await asyncio.wait_for(again, 5) == ("x = 1",)
-    status = completions.status()
+    status = completions.host.status()
     assert status["state"] == "ready"
     assert status["worker"] | {"submitted": 0} == {
         "alive": True,
