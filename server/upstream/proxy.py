@@ -36,7 +36,7 @@ from steerlsp.server.upstream.mirror import DocumentMirror
 from steerlsp.server.upstream.pylsp_quirks import fix_pyflakes_columns
 from steerlsp.server.upstream.replies import (
     ClientReplies,
-    Forwarded,
+    ForwardedRequest,
     ForwardedResults,
     ResultRewriter,
 )
@@ -68,7 +68,7 @@ class Proxy:
         self.documents = DocumentMirror(ls.protocol, ls.settings.upstream.max_document_bytes)
         # The same object handlers resize when upstream.maxDocumentBytes changes.
         self.size_limit = self.documents.size_limit
-        self.upstream: UpstreamConnection[Forwarded] = UpstreamConnection(
+        self.upstream: UpstreamConnection[ForwardedRequest] = UpstreamConnection(
             options, self, replay=self.documents.replay, settings=self._restart_settings
         )
         self.session = Session(ls, self._replies, self.upstream, self.documents, self._tasks)
@@ -191,7 +191,7 @@ class Proxy:
             )
             return
         prepared = self._results.prepare(request.method, params)
-        entry = Forwarded(request.id, request.method, uri, prepared=prepared)
+        entry = ForwardedRequest(request.id, request.method, uri, prepared=prepared)
         self.documents.convert(params, uri, toward_upstream=True)
         self._client_to_upstream[request.id] = self.upstream.forward(request.raw, entry)
 
@@ -286,13 +286,13 @@ class Proxy:
 
     # ---- upstream side (the connection's listener) ---------------------
 
-    def upstream_response(self, entry: Forwarded, raw: dict[str, Any]) -> None:
+    def upstream_response(self, entry: ForwardedRequest, raw: dict[str, Any]) -> None:
         """The upstream answered a forwarded request: convert it and reply."""
         self._client_to_upstream.pop(entry.client_id, None)
         raw["id"] = entry.client_id
         self._results.deliver(entry, raw)
 
-    def upstream_lost(self, entry: Forwarded, reason: str) -> None:
+    def upstream_lost(self, entry: ForwardedRequest, reason: str) -> None:
         """A forwarded request will never be answered: the client gets ``reason``."""
         self._client_to_upstream.pop(entry.client_id, None)
         self.reply(entry.client_id, rpc.error(entry.client_id, rpc.REQUEST_FAILED, reason))

@@ -108,7 +108,7 @@ class ResultRewriter(Protocol):
 
 
 @dataclass
-class Forwarded:
+class ForwardedRequest:
     """A client request the upstream is answering (the connection's tag for it)."""
 
     client_id: rpc.MsgId
@@ -143,7 +143,7 @@ class ForwardedResults:
             log.exception("preparing to rewrite the result of %s failed", method)
             return None
 
-    def deliver(self, entry: Forwarded, raw: dict[str, Any]) -> None:
+    def deliver(self, entry: ForwardedRequest, raw: dict[str, Any]) -> None:
         """Convert the upstream's answer ``raw`` (already under the client's id) and reply."""
         docs = self._documents.docs
         if "result" in raw and docs is not None and docs.result_may_move(entry.method, entry.uri):
@@ -155,7 +155,7 @@ class ForwardedResults:
         self._send_result(entry, raw)
 
     async def _reply_after_reading(
-        self, entry: Forwarded, raw: dict[str, Any], uris: list[str]
+        self, entry: ForwardedRequest, raw: dict[str, Any], uris: list[str]
     ) -> None:
         """Read files off the event loop, then convert and send the one reply.
 
@@ -171,7 +171,7 @@ class ForwardedResults:
             log.exception("reading files for %s failed", entry.method)
         self._send_result(entry, raw)
 
-    def _send_result(self, entry: Forwarded, raw: dict[str, Any]) -> None:
+    def _send_result(self, entry: ForwardedRequest, raw: dict[str, Any]) -> None:
         rewriter = self._rewriter
         if rewriter is not None and rewriter.rewrites(entry.method) and "result" in raw:
             self._tasks.spawn(self._rewritten_reply(rewriter, entry, raw))
@@ -179,7 +179,7 @@ class ForwardedResults:
             self._replies.reply(entry.client_id, raw)
 
     async def _rewritten_reply(
-        self, rewriter: ResultRewriter, entry: Forwarded, raw: dict[str, Any]
+        self, rewriter: ResultRewriter, entry: ForwardedRequest, raw: dict[str, Any]
     ) -> None:
         try:
             raw["result"] = await rewriter.rewrite(entry.method, entry.prepared, raw["result"])
