@@ -1,20 +1,11 @@
 """The private analysis instance: a second pylsp that only the decode loop asks.
 
 Speculative text (the editor's document plus what the model has written) must
-never reach the editor. So it goes to a pylsp of its own, built from the same
-:class:`UpstreamConnection` as the editor's upstream but with a
-:class:`Headless` listener: its diagnostics and requests are dropped, its
-versions are its own, and it is restarted like the main one. Its linters are
-off and Jedi's completion is tuned for speed (:data:`TUNED_SETTINGS`); it gets
-the main upstream's Jedi environment and root, so that it sees the project's
-packages. It starts on the first question, never before.
-
-Each editor document has one private document here, under the **same uri**:
-Jedi derives the module's path, package and ``sys.path`` from it, which a
-private scheme would lose (``from .pricing import`` and the project's own
-imports would stop resolving). The process is the isolation, not the uri.
-Its text is kept in sync with one ranged ``didChange`` per question that
-replaces only what differs from the last text sent (the speculative insertion).
+never reach the editor, so it goes to a pylsp of its own
+(:mod:`~steerlsp.server.analysis.private_server`), with the main upstream's
+Jedi environment and root, under the editor documents' own uris
+(:mod:`~steerlsp.server.analysis.documents`). It starts on the first question
+or :meth:`AnalysisInstance.warm`, never before.
 
 The decode thread asks through :meth:`AnalysisInstance.document`, an
 :class:`~steerlsp.models.steering.analysis.Analysis` bound to one document version;
@@ -28,17 +19,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
 
 from steerlsp import guard
 from steerlsp.models.options import SteeringOptions
@@ -51,93 +38,17 @@ from steerlsp.models.steering.analysis import (
     Signature,
 )
 from steerlsp.server.analysis import items as items
+from steerlsp.server.analysis.documents import PrivateDocuments
+from steerlsp.server.analysis.private_server import STUCK_SECONDS, TUNED_SETTINGS, PrivateServer
 from steerlsp.server.documents.text import utf8_size
-from steerlsp.server.lsp import jsonrpc as rpc
 from steerlsp.server.upstream import environment, isolation
-from steerlsp.server.upstream.connection import (
-    Headless,
-    UpstreamConnection,
-    UpstreamError,
-    UpstreamOptions,
-)
+from steerlsp.server.upstream.connection import UpstreamConnection, UpstreamOptions
+from steerlsp.server.upstream.pending import UpstreamError
 from steerlsp.server.upstream.process import default_command
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-# Every plugin that lints, formats or indexes is off; only Jedi's completion,
-# signature help and definition answer. ``resolve_at_most: 0`` skips the
-# labels and snippets (a signature computation per item) that
-# ``include_params: false`` makes useless. ``eager`` documentation is off: it
-# resolves every item, dunders included, and took the median at ``obj.`` in
-# the example project from 17.8 ms to 99 ms (p90 321 ms); the public items'
-# documentation is resolved instead (36 ms; see RESOLVE_AT_MOST).
-TUNED_SETTINGS: dict[str, Any] = {
-    "pylsp": {
-        "plugins": {
-            "jedi_completion": {
-                "enabled": True,
-                "include_params": False,
-                "include_class_objects": False,
-                "include_function_objects": False,
-                "resolve_at_most": 0,
-                "eager": False,
-                "fuzzy": False,
-            },
-            "jedi_signature_help": {"enabled": True},
-            "jedi_definition": {"enabled": True, "follow_imports": True},
-            **{
-                name: {"enabled": False}
-                for name in (
-                    "autopep8",
-                    "black",
-                    "flake8",
-                    "jedi_highlight",
-                    "jedi_hover",
-                    "jedi_references",
-                    "jedi_symbols",
-                    "mccabe",
-                    "preload",
-                    "pycodestyle",
-                    "pydocstyle",
-                    "pyflakes",
-                    "pylint",
-                    "pylsp_mypy",
-                    "rope_autoimport",
-                    "rope_completion",
-                    "ruff",
-                    "yapf",
-                )
-            },
-        }
-    }
-}
-
-# What the instance is told the client can do: plain-text documentation (its
-# first line is read as is), no snippets.
-CLIENT_CAPABILITIES = types.ClientCapabilities(
-    text_document=types.TextDocumentClientCapabilities(
-        completion=types.CompletionClientCapabilities(
-            completion_item=types.ClientCompletionItemOptions(
-                snippet_support=False,
-                documentation_format=[types.MarkupKind.PlainText],
-                deprecated_support=True,
-                tag_support=types.CompletionItemTagOptions(
-                    value_set=[types.CompletionItemTag.Deprecated]
-                ),
-            )
-        ),
-        signature_help=types.SignatureHelpClientCapabilities(
-            signature_information=types.ClientSignatureInformationOptions(
-                documentation_format=[types.MarkupKind.PlainText],
-                parameter_information=types.ClientSignatureParameterInformationOptions(
-                    label_offset_support=True
-                ),
-            )
-        ),
-    )
-)
 
 # Completion items whose documentation is resolved (completionItem/resolve,
 # pipelined): the first ones without a leading underscore, in the server's
@@ -151,29 +62,13 @@ RESOLVE_AT_MOST = 40
 RESOLVE_SHARE = 0.6
 # Resolved documentation strings kept (see ``AnalysisInstance._documentation``).
 MAX_DOCUMENTATION = 4096
-# Private documents kept open; the least recently asked about is closed past it.
-MAX_DOCUMENTS = 8
 # Answers kept, over all documents and versions.
 MAX_CACHED = 512
 # A request's own limit on the loop; the caller's budget is usually far shorter.
 REQUEST_TIMEOUT = 30.0
-# Questions past their budget in a row, with nothing heard from the process for
-# STUCK_SECONDS, mean it is stuck (a read that never returns): it is restarted like a
-# crashed one. A cold Jedi answers late but keeps answering; a stuck one never does.
-STUCK_TIMEOUTS = 3
-STUCK_SECONDS = 10.0
 # The throwaway question that warms the instance: Jedi's first completion loads
 # its stdlib stubs (about a second), which no real question should pay for.
-WARM_NAME = ".steerlsp-warm.py"
 WARM_TEXT = "import os\nos."
-
-
-@dataclass
-class _Private:
-    """A private document: the last text sent and its version (ours, not the editor's)."""
-
-    text: str
-    version: int = 1
 
 
 class AnalysisInstance:
@@ -197,14 +92,18 @@ class AnalysisInstance:
         self.options = UpstreamOptions(
             command or default_command(), max_restarts=max_restarts, backoff=backoff
         )
-        self._stuck_after = stuck_after
-        self._root_uri = root_uri
         self._environment = python_environment
         self._query_budget = query_budget  # seconds: the decode loop's wait per question
-        self.connection: UpstreamConnection[object] | None = None
-        self._starting: asyncio.Task[UpstreamConnection[object]] | None = None
+        self._docs = PrivateDocuments()
+        self.server = PrivateServer(
+            loop,
+            self.options,
+            root_uri=root_uri,
+            settings=self.settings,
+            replay=self._docs.replay,
+            stuck_after=stuck_after,
+        )
         self._warming: concurrent.futures.Future[None] | None = None
-        self._docs: OrderedDict[str, _Private] = OrderedDict()
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._cache_lock = threading.Lock()
         # Resolved documentation by (label, detail): Jedi's detail names the defining
@@ -213,10 +112,18 @@ class AnalysisInstance:
         self.queries = 0  # answered by the server (cache hits excluded)
         self.cache_hits = 0
         self.timeouts = 0
-        self.stuck_restarts = 0
-        self._timeouts_in_a_row = 0
         self._total_ms = 0.0
         self.max_document_bytes = guard.DEFAULT_LIMIT  # larger texts are not analysed
+
+    @property
+    def connection(self) -> UpstreamConnection[object] | None:
+        """The private pylsp's connection, once started."""
+        return self.server.connection
+
+    @property
+    def stuck_restarts(self) -> int:
+        """Restarts of a process found stuck (see ``PrivateServer``)."""
+        return self.server.stuck_restarts
 
     # ---- the decode thread's side ----------------------------------------
 
@@ -247,16 +154,14 @@ class AnalysisInstance:
         except concurrent.futures.TimeoutError as exc:
             future.cancel()
             self.timeouts += 1
-            self._timeouts_in_a_row += 1
-            if self._timeouts_in_a_row >= STUCK_TIMEOUTS:
-                self.loop.call_soon_threadsafe(self._restart_if_stuck)
+            self.server.timed_out()
             raise AnalysisTimeout(f"{key[0]} took over {timeout * 1000:.0f} ms") from exc
         except concurrent.futures.CancelledError as exc:
             raise AnalysisError(f"{key[0]} was cancelled") from exc
         except UpstreamError as exc:
             raise AnalysisError(f"{key[0]}: {exc}") from exc
         self.queries += 1
-        self._timeouts_in_a_row = 0
+        self.server.answered()
         self._total_ms += (time.perf_counter() - started) * 1000
         with self._cache_lock:
             self._cache[key] = answer
@@ -276,53 +181,24 @@ class AnalysisInstance:
     def limit(self, memory_limit_mb: int | None, max_document_bytes: int) -> None:
         """The bounds of ``upstream.*``: its memory, and the largest text it analyses."""
         self.max_document_bytes = max_document_bytes
-        self.options.memory_limit_mb = memory_limit_mb
-        if self.connection is not None:
-            self.loop.call_soon_threadsafe(self.connection.limit_memory, memory_limit_mb)
+        self.server.limit_memory(memory_limit_mb)
 
     # ---- on the event loop -----------------------------------------------
-
-    def _restart_if_stuck(self) -> None:
-        """Kill the process if it has said nothing for STUCK_SECONDS while questions
-        kept timing out: its exit restarts it, like a crash."""
-        connection = self.connection
-        process = connection.process if connection is not None else None
-        if connection is None or process is None or not process.alive:
-            return
-        if self._timeouts_in_a_row < STUCK_TIMEOUTS:
-            return
-        if time.monotonic() - connection.last_heard < self._stuck_after:
-            return
-        log.warning(
-            "the analysis instance answered nothing for %.0f s; restarting it",
-            time.monotonic() - connection.last_heard,
-        )
-        self._timeouts_in_a_row = 0
-        self.stuck_restarts += 1
-        process.kill()
 
     async def _warm(self) -> None:
         started = time.perf_counter()
         try:
-            connection = await asyncio.shield(self._ensure_started())
+            connection = await asyncio.shield(self.server.ensure_started())
             if not connection.ready:
                 log.debug("analysis instance not warmed: %s", connection.unavailable)
                 return
-            uri = self._warm_uri()
+            uri = self.server.warm_uri()
             await self.query(types.TEXT_DOCUMENT_COMPLETION, uri, WARM_TEXT, len(WARM_TEXT))
-            self._close(connection, uri)
+            self._docs.close(connection, uri)
         except Exception as exc:
             log.debug("warming the analysis instance failed: %s", exc)
             return
         log.debug("analysis instance warm in %.0f ms", (time.perf_counter() - started) * 1000)
-
-    def _warm_uri(self) -> str:
-        """A file in the workspace root (Jedi then sees the project), never written."""
-        root = self._root_uri()
-        folder = to_fs_path(root) if root else None
-        if not folder or not os.path.isdir(folder):
-            folder = tempfile.gettempdir()
-        return from_fs_path(os.path.join(folder, WARM_NAME)) or f"file:///{WARM_NAME}"
 
     async def query(
         self, method: str, uri: str, text: str, offset: int, *, documented: bool = True
@@ -335,10 +211,10 @@ class AnalysisInstance:
         """
         if utf8_size(text) > self.max_document_bytes:
             raise AnalysisError("the document is over upstream.maxDocumentBytes")
-        connection = await asyncio.shield(self._ensure_started())
+        connection = await asyncio.shield(self.server.ensure_started())
         if not connection.ready:
             raise AnalysisError(connection.unavailable or "the analysis server is restarting")
-        self._sync(connection, uri, text)
+        self._docs.sync(connection, uri, text)
         params = types.TextDocumentPositionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             position=items.position_at(text, offset),
@@ -392,99 +268,21 @@ class AnalysisInstance:
             while len(self._documentation) > MAX_DOCUMENTATION:
                 self._documentation.popitem(last=False)
 
-    def _ensure_started(self) -> asyncio.Task[UpstreamConnection[object]]:
-        if self._starting is None:
-            self._starting = asyncio.ensure_future(self._start())
-        return self._starting
-
-    async def _start(self) -> UpstreamConnection[object]:
-        connection: UpstreamConnection[object] = UpstreamConnection(
-            self.options, Headless(), replay=self._replay, settings=self.settings
-        )
-        self.connection = connection
-        await connection.start()
-        params = types.InitializeParams(
-            process_id=None,
-            root_uri=self._root_uri(),
-            capabilities=CLIENT_CAPABILITIES,
-            client_info=types.ClientInfo(name="steerlsp-analysis"),
-        )
-        if await connection.initialize(items.unstructure(params)) is not None:
-            connection.send(rpc.notification(types.INITIALIZED, {}))
-            connection.send(
-                rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self.settings())
-            )
-        return connection
-
     def configure(self) -> None:
         """The main settings changed: resend ours with the current Jedi environment (a
         no-op until started; a restart reads them anyway)."""
-        connection = self.connection
-        if connection is not None and connection.ready:
-            connection.send(
-                rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self.settings())
-            )
+        self.server.configure()
 
     def settings(self) -> dict[str, Any]:
         """The didChangeConfiguration params: the tuned settings and the main Jedi environment."""
         overlay = environment.overlay(self._environment())
         return {"settings": environment.with_overlay(TUNED_SETTINGS, overlay)}
 
-    def _sync(self, connection: UpstreamConnection[object], uri: str, text: str) -> None:
-        """Bring the private document to ``text``: didOpen the first time, then one
-        ranged didChange of what differs."""
-        doc = self._docs.get(uri)
-        if doc is None:
-            doc = self._docs[uri] = _Private(text)
-            connection.send(self._open(uri, doc), replayable=True)
-            while len(self._docs) > MAX_DOCUMENTS:
-                self._close(connection, next(iter(self._docs)))
-            return
-        self._docs.move_to_end(uri)
-        change = items.ranged_change(doc.text, text)
-        if change is None:
-            return
-        doc.text = text
-        doc.version += 1
-        params = types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=doc.version),
-            content_changes=[change],
-        )
-        connection.send(
-            rpc.notification(types.TEXT_DOCUMENT_DID_CHANGE, items.unstructure(params)),
-            replayable=True,
-        )
-
-    def _close(self, connection: UpstreamConnection[object], uri: str) -> None:
-        """Close a private document (the least recently asked, or the warm-up's)."""
-        if self._docs.pop(uri, None) is None:
-            return
-        close = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
-        connection.send(
-            rpc.notification(types.TEXT_DOCUMENT_DID_CLOSE, items.unstructure(close)),
-            replayable=True,
-        )
-
-    def _open(self, uri: str, doc: _Private) -> dict[str, Any]:
-        params = types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(
-                uri=uri, language_id="python", version=doc.version, text=doc.text
-            )
-        )
-        return rpc.notification(types.TEXT_DOCUMENT_DID_OPEN, items.unstructure(params))
-
-    def _replay(self) -> list[dict[str, Any]]:
-        """didOpen of every private document, for a restarted instance."""
-        return [self._open(uri, doc) for uri, doc in self._docs.items()]
-
     async def stop(self) -> None:
         """Stop the process, if it was ever started."""
         if self._warming is not None:
             self._warming.cancel()
-        if self._starting is not None and not self._starting.done():
-            self._starting.cancel()
-        if self.connection is not None:
-            await self.connection.stop()
+        await self.server.stop()
 
     # ---- status ----------------------------------------------------------
 
@@ -500,13 +298,13 @@ class AnalysisInstance:
             "rss_mb": isolation.rss_mb(upstream["pid"]),
             "restarts": upstream["restarts"],
             "memory_restarts": upstream["memory_restarts"],
-            "stuck_restarts": self.stuck_restarts,
+            "stuck_restarts": self.server.stuck_restarts,
             "memory_limit_mb": upstream["memory_limit_mb"],
             "documents": len(self._docs),
             "queries": self.queries,
             "cache_hits": self.cache_hits,
             "timeouts": self.timeouts,
-            "timeouts_in_a_row": self._timeouts_in_a_row,
+            "timeouts_in_a_row": self.server.timeouts_in_a_row,
             "mean_ms": round(self._total_ms / self.queries, 1) if self.queries else None,
         }
 

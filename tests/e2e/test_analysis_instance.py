@@ -17,7 +17,7 @@ from pygls.uris import from_fs_path
 from steerlsp import example
 from steerlsp.models.steering.analysis import AnalysisTimeout, DefinitionSource
 from steerlsp.server.analysis.instance import AnalysisInstance
-from steerlsp.server.upstream.connection import Headless
+from steerlsp.server.upstream.listener import Headless
 from tests.helpers.rawclient import FAKE_UPSTREAM
 
 SHOP = example.project()

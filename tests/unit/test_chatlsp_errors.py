@@ -442,7 +442,7 @@ def test_import_guard_refuses_workspace_modules(tmp_path: Path) -> None:
     (tmp_path / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
     code = textwrap.dedent(f"""
         import sys
-        from steerlsp.server.chatlsp.lint_worker import install_import_guard
+        from steerlsp.server.chatlsp.lint_child import install_import_guard
         install_import_guard()
         sys.path.append({str(tmp_path)!r})
         import textwrap  # the worker's own environment still imports

@@ -9,15 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from steerlsp.server.chatlsp.tutorial import (
+from steerlsp.server.chatlsp.project_facts import (
     Project,
     dependency_names,
     editorconfig_for_python,
     inferred_indentation,
-    installed_versions,
-    python_version,
     read_small,
     requirement_name,
+)
+from steerlsp.server.chatlsp.tutorial import (
+    installed_versions,
+    python_version,
     site_packages,
     tutorial,
 )

@@ -5,7 +5,8 @@ import logging
 
 import pytest
 
-from steerlsp.server.upstream.connection import Headless, UpstreamConnection, UpstreamOptions
+from steerlsp.server.upstream.connection import UpstreamConnection, UpstreamOptions
+from steerlsp.server.upstream.listener import Headless
 from tests.helpers.rawclient import FAKE_UPSTREAM as FAKE
 
 OPEN = {
