@@ -127,9 +127,7 @@ def bound_names(tree: ast.AST, *, local: bool = False) -> set[str]:
 
 
 def _parameters(arguments: ast.arguments) -> set[str]:
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-    return {a.arg for a in every}
+    return {a.arg for a in _arguments(arguments)}
 
 
 def _offset(lines: list[str], parsed: Parsed, lineno: int, col: int) -> int | None:
@@ -170,3 +168,165 @@ class NameCheck:
             parsed = parse_statement(text[start:end])
             if parsed is not None:
                 self.known.update(bound_names(parsed.tree))
+
+
+# Past this, parsing costs more than the question it replaces (and the user's file is odd).
+MAX_SCOPE_DOCUMENT = 2_000_000
+_FUNCTION = ast.FunctionDef | ast.AsyncFunctionDef
+_COMPREHENSION = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+
+
+def names_in_scope(document: str, offset: int) -> frozenset[str] | None:
+    """The names a statement starting at ``offset`` (code points into ``document``, as
+    ``scope_query`` in ``names.py`` gives them) can read without being undefined (pylint
+    E0602's sense), builtins left out: every name bound anywhere in the module, in each
+    enclosing function (parameters included) and, for a statement directly in a class
+    body, in that class body; a class's names are not visible in its methods, nor a
+    comprehension's variables outside it. Permissive: a name bound after ``offset``
+    counts. None when a static answer cannot be trusted and the analysis must be asked:
+    the document does not parse, is over :data:`MAX_SCOPE_DOCUMENT`, no statement
+    starts at ``offset``, or a visible scope has ``from x import *``."""
+    if not 0 <= offset <= len(document):
+        raise ValueError(f"offset {offset} is outside a document of {len(document)}")
+    if len(document) > MAX_SCOPE_DOCUMENT:
+        return None
+    if "\r" in document:  # ast counts lines after universal newlines: so must the offset
+        offset = len(_universal(document[:offset]))
+        document = _universal(document)
+    try:
+        tree = ast.parse(document)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    line_start = document.rfind("\n", 0, offset) + 1
+    position = (document.count("\n", 0, offset) + 1, len(document[line_start:offset].encode()))
+    chain = _enclosing_scopes(tree, position)
+    if chain is None:
+        return None
+    names: set[str] = set()
+    for depth, scope in enumerate(chain):
+        if isinstance(scope, ast.ClassDef) and depth < len(chain) - 1:
+            names.update(_type_parameters(scope))  # a class body is not its methods' scope
+            continue
+        found = _scope_bindings(scope)
+        if found is None:
+            return None
+        names |= found
+    if "global" in document:  # ``global x`` in any function binds a module name
+        names.update(_global_declarations(tree))
+    return frozenset(names)
+
+
+def _universal(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _enclosing_scopes(tree: ast.Module, position: tuple[int, int]) -> list[ast.AST] | None:
+    """The module, then each class and function around the statement that starts at
+    ``position`` (1-based line, UTF-8 byte column), outermost first. None when no
+    statement starts there (the position is inside a string, say)."""
+    chain: list[ast.AST] = [tree]
+    node: ast.AST = tree
+    while True:
+        inner = None
+        for statement in _statements(node):
+            start = (statement.lineno, statement.col_offset)
+            if start == position:
+                return chain
+            end = (statement.end_lineno or 0, statement.end_col_offset or 0)
+            if start < position < end:
+                inner = statement
+                break
+        if inner is None:
+            return None
+        if isinstance(inner, _FUNCTION | ast.ClassDef):
+            chain.append(inner)
+        node = inner
+
+
+def _statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly in ``node``'s blocks: its body, ``else``, ``finally``, and
+    the bodies of its ``except`` handlers and ``match`` cases."""
+    found: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            found += block
+    for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+        found += part.body
+    return found
+
+
+def _global_declarations(tree: ast.Module) -> set[str]:
+    """The names of every ``global`` statement, however deep (statements only are walked:
+    a tenth of a whole-tree walk)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        pending.extend(_statements(node))
+    return names
+
+
+def _scope_bindings(scope: ast.AST) -> set[str] | None:
+    """Every name ``scope`` (the module, a class or a function) binds in its own body, the
+    names of nested defs and classes included but not what those bind; a function's
+    parameters and type parameters. None for a ``from x import *``."""
+    names: set[str] = set()
+    pending: list[tuple[ast.AST, bool]] = []  # (node, inside a comprehension)
+    if isinstance(scope, _FUNCTION):
+        names.update(_parameters(scope.args))
+        names.update(_type_parameters(scope))
+    if isinstance(scope, ast.ClassDef):
+        names.update(_type_parameters(scope))
+    for statement in getattr(scope, "body", []):
+        pending.append((statement, False))
+    while pending:
+        node, comprehension = pending.pop()
+        if isinstance(node, _FUNCTION | ast.ClassDef):
+            if isinstance(node, ast.ClassDef):
+                outside: list[ast.AST] = [*node.bases, *node.keywords]
+            else:
+                arguments = node.args
+                outside = [*arguments.defaults, *(d for d in arguments.kw_defaults if d)]
+                outside += [a.annotation for a in _arguments(arguments) if a.annotation]
+                outside += [node.returns] if node.returns else []
+            names.add(node.name)
+            pending.extend((n, comprehension) for n in [*node.decorator_list, *outside])
+            continue  # the body is the nested scope's own
+        if isinstance(node, ast.Lambda):
+            outside = [*node.args.defaults, *(d for d in node.args.kw_defaults if d)]
+            pending.extend((n, comprehension) for n in outside)
+            continue
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)  # from inside a comprehension too: binds out here
+        elif comprehension:
+            pass  # a comprehension's own targets stay in the comprehension
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if any(a.name == "*" for a in node.names):
+                return None
+            names.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+        inside = comprehension or isinstance(node, _COMPREHENSION)
+        pending.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return names
+
+
+def _arguments(arguments: ast.arguments) -> list[ast.arg]:
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return every + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+
+
+def _type_parameters(node: ast.AST) -> set[str]:
+    """PEP 695's ``def f[T]()`` / ``class C[T]``: visible in the body (Python 3.12+)."""
+    return {p.name for p in getattr(node, "type_params", ()) if hasattr(p, "name")}
