@@ -68,15 +68,20 @@ class Document:
 class SteeringOptions:
     """How the decode loop consults the language server (see ``models/steering/steerer.py``).
 
-    Defaults, and why: a query's budget of 250 ms covers a tuned pylsp
-    completion at ``obj.`` on a small class (36 ms median) and on pydantic's
-    ``BaseModel`` (93 items, 180-260 ms with their documentation resolved,
-    measured on 2 cores), and it overlaps the forward pass it was started
-    before. Six queries cover the attribute accesses and calls of an 8-line
-    completion (the task suite's solutions have a median of 3); two interrupts
-    (each a re-prefill of one line, ~85 ms) keep the worst case within about
-    four decode steps; ``budget`` caps all waiting for the language server in
-    one completion, after which the rest is decoded unsteered.
+    Defaults, and why: an answer that is due is waited for, not raced past, so
+    that a document version and position get the same completion whatever the
+    machine's load (issue 23 found 4 of 24 positions writing another name from
+    run to run when the loop gave each answer 250 ms). ``budget`` caps all that
+    waiting in one completion (3 s: a cold Jedi's first question on a library
+    takes 0.6-0.8 s on 2 quiet cores, two or three times that on busy ones);
+    ``query_timeout`` is one question's own limit (2 s; 60% of it for the items'
+    documentation, which the ranker reads). A tuned pylsp answers at ``obj.`` on
+    a small class in 36 ms and on pydantic's ``BaseModel`` in 180-260 ms, and a
+    question overlaps the forward pass (or prefill) it was started before. Six
+    queries cover the attribute accesses and calls of an 8-line completion (the
+    task suite's solutions have a median of 3); two interrupts (each a
+    re-prefill of one line, ~85 ms) keep the worst case within about four
+    decode steps. Past the budget the rest is decoded unsteered.
     """
 
     enabled: bool = True
@@ -102,10 +107,10 @@ class SteeringOptions:
     names: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
-    query_timeout: float = 0.25  # seconds, per query
+    query_timeout: float = 2.0  # seconds: one question's own limit
     max_queries: int = 6
     max_interrupts: int = 2
-    budget: float = 0.8  # seconds of waiting for the language server per completion
+    budget: float = 3.0  # seconds of waiting for due answers per completion
     rank_logprob: float = _WEIGHTS.logprob
     rank_relevance: float = _WEIGHTS.relevance
     rank_deprecated: float = _WEIGHTS.deprecated

@@ -38,7 +38,6 @@ from steerlsp.models.steering.analysis import (
     Signature,
 )
 from steerlsp.models.steering.facts import SteeringFacts
-from steerlsp.models.steering.stages.base import QUERY_LIMIT
 from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 from tests.doubles import tiny
@@ -786,7 +785,7 @@ def test_comments_are_suppressed_while_a_hint_is_shown(inner, settled):
     assert changed[0]["p_after"] == pytest.approx(0.4, abs=1e-4)
 
 
-NESTED = "def g(total):\n    return outer"
+NESTED = "from lib import inner, outer\n\n\ndef g(total):\n    return outer"
 NESTED_ANALYSIS = ScriptedAnalysis(
     signatures={"outer(": Signature("outer(a, b)"), "inner(": Signature("inner(x)")}
 )
@@ -863,27 +862,35 @@ class Crashes(ScriptedAnalysis):
 ITEMS = [method("update"), method("items")]
 
 
-@pytest.mark.parametrize(
-    ("analysis", "error"),
-    [
-        # Still working when the answer is due: the loop waits query_timeout, then goes on.
-        (ScriptedAnalysis(completions={"obj.": ITEMS}, latency=0.5), None),
-        # The analysis gives up itself.
-        (
-            TimesOut(completions={"obj.": ITEMS}),
-            f"completions_at took over {QUERY_LIMIT + 0.05:.3f}s",  # its limit: + query_timeout
-        ),
-    ],
-    ids=["slow", "raises"],
-)
-def test_a_query_timeout_falls_back_to_unsteered(inner, pool, analysis, error):
+def test_the_analysis_giving_up_leaves_the_name_unsteered(inner, pool):
     script = Script({TYPO: 0.999, RIGHT: 0.001})
+    analysis = TimesOut(completions={"obj.": ITEMS})
     run = steered(inner, script, HEAD, analysis, pool, SteeringOptions(query_timeout=0.05))
     assert run.text == unsteered(inner, script, HEAD).text == ".updaet(1)\n"
     (query,) = [q for q in run.trace["queries"] if q["query"] == "completions"]
-    assert query["outcome"] == "timeout" and query.get("error") == error
-    assert query["blocked_ms"] < 400  # not the slow answer's 500 ms
+    assert query["outcome"] == "timeout"  # past its own limit, query_timeout
+    assert query.get("error") == "completions_at took over 0.050s"
     assert run.trace["walks"] == [] and run.trace["changed"] == []
+
+
+@pytest.mark.parametrize("latency", [0.0, 0.05, 0.3, 0.6])
+def test_a_due_answer_is_waited_for_so_the_completion_does_not_depend_on_its_latency(
+    inner, pool, latency
+):
+    """The race issue 23 found: an answer slower than 250 ms used to leave the name
+    unsteered (the loop waited that long, then decoded on), so the name written
+    depended on the machine's load. Now the loop waits for a due answer within the
+    completion's budget: every latency within it gives what an instant answer gives."""
+    script = Script({TYPO: 0.999, RIGHT: 0.001})
+    analysis = ScriptedAnalysis(completions={"obj.": ITEMS}, latency=latency)
+    options = SteeringOptions(query_timeout=1.0, budget=2.0)
+    run = steered(inner, script, HEAD, analysis, pool, options)
+    assert run.text == ".update(1)\n"
+    (query,) = [q for q in run.trace["queries"] if q["query"] == "completions"]
+    assert query["outcome"] == "ok"
+    assert [w["followed"] for w in run.trace["walks"]] == [["update"]]
+    if latency >= 0.3:
+        assert query["blocked_ms"] >= (latency - 0.1) * 1000  # waited, not raced past
 
 
 def test_the_time_budget_stops_waiting_and_then_stops_asking(inner, pool):
@@ -892,9 +899,9 @@ def test_the_time_budget_stops_waiting_and_then_stops_asking(inner, pool):
     options = SteeringOptions(query_timeout=1.0, budget=0.03, hints=False)
     run = steered(inner, script, HEAD, slow, pool, options)
     assert run.text == unsteered(inner, script, HEAD).text == ".updaet().updaet()\n"
-    (query,) = run.trace["queries"]
+    (query,) = [q for q in run.trace["queries"] if q["query"] == "completions"]
     assert query["outcome"] == "timeout"  # cut at the budget's 30 ms, not the query's 1 s
-    assert 30 <= run.trace["waited_ms"] < 300 and run.seconds < 0.5
+    assert 30 <= run.trace["waited_ms"] < 300
     assert len(run.trace["triggers"]) == 2
     assert run.trace["notes"] == [f"completions at {len('.updaet().')}: time budget spent"]
 
@@ -1040,6 +1047,8 @@ def test_the_files_of_the_items_classes_are_prefetched_and_remembered(inner, poo
 # --- undefined names: rewind at the statement's end and write the name again --------
 
 CALLER = "def f(form, name):\n    data = form.get("
+# A star import hides the module's names from a static reading: the analysis is asked.
+STARRED = "from lib import *\n\n\n" + CALLER
 SCOPE = ScriptedAnalysis(
     completions={"):\n    ": (CompletionCandidate("form"), CompletionCandidate("name"))}
 )
@@ -1057,16 +1066,23 @@ def test_engine_rewind_leaves_the_cache_a_fresh_prefill_gives(inner):
         engine.cache.rewind(len(ids))
 
 
-def test_an_undefined_name_is_written_again_from_the_names_in_scope(inner, pool):
-    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
-    assert unsteered(inner, script, CALLER).text == "key)\n"
-    run = steered(inner, script, CALLER, SCOPE, pool)
+@pytest.mark.parametrize(("prompt", "read"), [(CALLER, "static"), (STARRED, "asked")])
+def test_an_undefined_name_is_written_again_from_the_names_in_scope(inner, pool, prompt, read):
+    script = Script({prompt + "key)\n": 0.99, prompt + "name)\n": 0.01})
+    assert unsteered(inner, script, prompt).text == "key)\n"
+    analysis = ScriptedAnalysis(completions=SCOPE.completions)
+    run = steered(inner, script, prompt, analysis, pool)
     assert run.text == "name)\n"
     (interrupt,) = run.trace["interrupts"]
     assert interrupt == {"at": 0, "reason": "undefined name 'key'", "rewound": 5}
     walk = run.trace["walks"][-1]
     assert walk["instead_of"] == "key" and walk["wrote"] == "name"
-    assert any(q["query"] == "scope" and q["results"] == 2 for q in run.trace["queries"])
+    (scope,) = [q for q in run.trace["queries"] if q["query"] == "scope"]
+    asked = [call for call in analysis.calls if call[0] == "completions_at"]
+    if read == "static":  # {f, form, name}, read from the document: nothing asked
+        assert scope["static"] and scope["results"] == 3 and asked == []
+    else:
+        assert "static" not in scope and scope["results"] == 2 and len(asked) == 1
     # The cache is the one the rewritten text gives: nothing of "key" is left in it.
     assert run.engine.cache.cached == [*run.prompt_ids, *tokenize("name)\n")]
 
@@ -1089,17 +1105,22 @@ def test_a_name_bound_by_an_earlier_generated_statement_is_known(inner, pool):
 
 
 def test_no_rewind_without_the_names_in_scope_or_with_rewinds_off(inner, pool):
-    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
+    script = Script({STARRED + "key)\n": 0.99, STARRED + "name)\n": 0.01})
     slow = ScriptedAnalysis(completions=SCOPE.completions, latency=0.5)
-    assert steered(inner, script, CALLER, slow, pool).text == "key)\n"  # not answered yet
+    past_budget = SteeringOptions(budget=0.1)  # not answered within the budget
+    assert steered(inner, script, STARRED, slow, pool, past_budget).text == "key)\n"
+    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
     off = SteeringOptions(max_rewinds=0)
     assert steered(inner, script, CALLER, SCOPE, pool, options=off).text == "key)\n"
 
 
-def test_a_scope_still_out_at_the_statements_end_is_waited_for_within_the_budget(inner, pool):
-    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
-    late = ScriptedAnalysis(completions=SCOPE.completions, latency=0.1)  # under 250 ms
-    run = steered(inner, script, CALLER, late, pool)
+@pytest.mark.parametrize("latency", [0.1, 0.5])
+def test_a_scope_still_out_at_the_statements_end_is_waited_for_within_the_budget(
+    inner, pool, latency
+):
+    script = Script({STARRED + "key)\n": 0.99, STARRED + "name)\n": 0.01})
+    late = ScriptedAnalysis(completions=SCOPE.completions, latency=latency)
+    run = steered(inner, script, STARRED, late, pool, SteeringOptions(budget=2.0))
     assert run.text == "name)\n"
     assert run.trace["waited_ms"] > 0
 
@@ -1115,13 +1136,13 @@ def test_rewinds_stop_at_the_cap(inner, pool):
 
 def test_the_scope_is_asked_once_for_typing_on_one_line(inner, pool):
     """Typing on the cursor's line leaves the scope question as it was: asked once."""
-    script = Script({CALLER + "key)\n": 0.99, CALLER + "name)\n": 0.01})
+    script = Script({STARRED + "key)\n": 0.99, STARRED + "name)\n": 0.01})
     analysis = ScriptedAnalysis(completions=SCOPE.completions)
     facts = SteeringFacts(
         vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
     )
-    first = steered(inner, script, CALLER, analysis, pool, facts=facts)
-    second = steered(inner, script, CALLER, analysis, pool, facts=facts)
+    first = steered(inner, script, STARRED, analysis, pool, facts=facts)
+    second = steered(inner, script, STARRED, analysis, pool, facts=facts)
     assert first.text == second.text == "name)\n"
     scopes = [q for run in (first, second) for q in run.trace["queries"] if q["query"] == "scope"]
     assert [q["remembered"] for q in scopes] == [False, True]

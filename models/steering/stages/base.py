@@ -34,11 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# A query's own limit on its pool thread, beyond ``query_timeout``: the decode loop
-# waits at most ``query_timeout`` once the answer is due (a prefetched query also has
-# the prefill or forward pass it overlaps), then goes on without it.
-QUERY_LIMIT = 3.0
-
 
 class CacheView(Protocol):
     """The KV cache as stages edit it (``Engine.cache``)."""
@@ -126,7 +121,7 @@ class Budget:
         self.trace = trace
         self.queries = 0
         self.waited = 0.0
-        self.limit = QUERY_LIMIT + options.query_timeout
+        self.limit = options.query_timeout  # a question's own limit, on its pool thread
 
     @property
     def capped(self) -> bool:
@@ -142,8 +137,11 @@ class Budget:
         self.queries += 1
 
     def left(self) -> float:
-        """What the next wait may take: the query's timeout, within the completion's budget."""
-        return max(0.0, min(self.options.query_timeout, self.options.budget - self.waited))
+        """What the next wait may take: the rest of the completion's budget. A due answer
+        is waited for, not raced past: the completion of a document version is then the
+        same whatever the machine's load, as long as the answers come within the budget
+        (and each within its own limit, ``limit``)."""
+        return max(0.0, self.options.budget - self.waited)
 
     def spend(self, seconds: float) -> None:
         """Time the completion spent steering but not waiting (a hint's splice)."""

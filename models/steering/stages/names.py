@@ -24,7 +24,7 @@ from steerlsp.models.steering.monitor import MonitorState, TriggerPoint
 from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote
 from steerlsp.models.steering.stages.base import Inputs, Stage, Step, Trace
-from steerlsp.models.steering.stages.scope import NameCheck, Undefined
+from steerlsp.models.steering.stages.scope import NameCheck, Undefined, names_in_scope
 from steerlsp.models.steering.stages.walking import Walk
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
@@ -74,15 +74,20 @@ class NameGuard:
         self.started = time.perf_counter()
         self.key = (hash(text), offset)
         known = facts.scopes.get(self.key)
+        # Read from the document itself where it parses: no question, no wait, the same
+        # names whatever the load. Jedi is asked only where ``ast`` cannot answer.
+        static = names_in_scope(text, offset) if known is None else None
         self.future: concurrent.futures.Future[list[CompletionCandidate]]
-        if known is not None:  # the same question as a keystroke ago
+        if known is not None or static is not None:  # a keystroke ago, or read here
+            names = known if known is not None else sorted(static or ())
             self.future = concurrent.futures.Future()
-            self.future.set_result([CompletionCandidate(name) for name in known])
+            self.future.set_result([CompletionCandidate(name) for name in names])
         else:
             self.future = facts.pool.submit(
                 analysis.completions_at, text, offset, timeout=limit, documented=False
             )
         self.remembered = known is not None
+        self.static = static is not None
         self.check = NameCheck(statement_start=statement_start(window, monitor))
         self.checked_upto = len(window)  # statement ends before this are the user's
         self.rewinds = 0
@@ -101,9 +106,13 @@ class NameGuard:
                 self.loaded = False
                 entry.update(outcome="error", error=f"{type(exc).__name__}: {exc}"[:200])
             else:
-                self.loaded = bool(items)
+                # An empty list from the analysis means it did not know; read statically,
+                # a module may bind nothing but builtins.
+                self.loaded = bool(items) or self.static
                 self.check.known.update(c.name for c in items)
                 entry.update(outcome="ok", results=len(items), remembered=self.remembered)
+                if self.static:
+                    entry["static"] = True
                 if items and not self.remembered:
                     self.facts.remember_scope(self.key, tuple(c.name for c in items))
             trace.queries.append(entry)
