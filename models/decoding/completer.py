@@ -129,6 +129,7 @@ class Completer:
                 pool=concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="steerlsp-query"),
                 deprecations=DeprecationCache(),
                 runtime=self._runtime,
+                end_ids=frozenset(self.engine.eos_ids) | self.stop_ids,
             )
         return self._facts
 

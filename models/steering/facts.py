@@ -39,6 +39,9 @@ class SteeringFacts:
     tokenize: Tokenize
     pool: concurrent.futures.ThreadPoolExecutor
     deprecations: DeprecationCache
+    # The tokens that end a completion (the model's EOS, the FIM template's stop tokens):
+    # a stage that must end the text early allows only these.
+    end_ids: frozenset[int] = frozenset()
     _comments: torch.Tensor | None = None
     # A group (``stages/deprecations.py`` ``group_of``: Jedi's ``detail``, the defining
     # class or module, or a name in one completion list) -> the file it is defined in, so
