@@ -34,6 +34,7 @@ from steerlsp.models.steering.stages.hints import Hints
 from steerlsp.models.steering.stages.members import MemberWalk
 from steerlsp.models.steering.stages.names import UndefinedNames
 from steerlsp.models.steering.stages.questions import Questions
+from steerlsp.models.steering.stages.repetition import RepeatedLines
 from steerlsp.models.steering.stages.signatures import SignatureHints
 from steerlsp.models.steering.stages.walking import Walking
 from steerlsp.models.steering.stages.written import Written
@@ -44,6 +45,7 @@ STAGES: tuple[Callable[[Inputs], Stage | None], ...] = (
     MemberWalk,
     SignatureHints,
     UndefinedNames.build,
+    RepeatedLines.build,
 )
 
 

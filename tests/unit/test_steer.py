@@ -38,6 +38,7 @@ from steerlsp.models.steering.analysis import (
     Signature,
 )
 from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.stages.repetition import repeated_from
 from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 from tests.doubles import tiny
@@ -1147,3 +1148,45 @@ def test_the_scope_is_asked_once_for_typing_on_one_line(inner, pool):
     scopes = [q for run in (first, second) for q in run.trace["queries"] if q["query"] == "scope"]
     assert [q["remembered"] for q in scopes] == [False, True]
     assert sum(1 for call in analysis.calls if call[0] == "completions_at") == 1
+
+
+# --- repeated lines -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("    x = compute(a)\n    x = compute(a)\n", len("    x = compute(a)\n")),
+        ("    # add one\n    y = 2\n    # add one\n", len("    # add one\n    y = 2\n")),
+        ("    i += 1\n    j = 0\n    i += 1\n    j = 0\n", len("    i += 1\n    j = 0\n")),
+        ("    i += 1\n    j = 0\n    i += 1\n", None),  # short lines: only a pair counts
+        ("    total = total + 1\n    return total\n", None),
+        ("        return None\n    else:\n        return None\n", None),  # two branches
+        ("        )\n        )\n", None),  # punctuation repeats in correct code
+        ("    else:\n    pass\n    else:\n    pass\n", len("    else:\n    pass\n")),
+    ],
+)
+def test_a_repeated_line_or_pair_is_found_where_the_repeat_starts(text, start):
+    assert repeated_from(text) == start
+
+
+def test_a_completion_ends_before_its_first_repeated_line(inner, pool):
+    head = "def f(n):\n"
+    body = "    n = n + 1\n    n = n + 1\n    return n\n"
+    script = Script({head + body: 1.0})
+    assert unsteered(inner, script, head).text == body
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY,
+        tokenize=tokenize,
+        pool=pool,
+        deprecations=DeprecationCache(),
+        end_ids=frozenset({TOKENIZER.eos_token_id}),
+    )
+    run = steered(inner, script, head, ScriptedAnalysis(), pool, facts=facts)
+    assert run.text == "    n = n + 1\n"
+    assert run.generation.stop == "eos"
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == "repeated line" and interrupt["at"] == len(run.text)
+    assert interrupt["dropped_chars"] == len("    n = n + 1\n")
+    # Without end tokens to end on (a model without EOS) the stage stays out of the way.
+    assert steered(inner, script, head, ScriptedAnalysis(), pool).text == body
