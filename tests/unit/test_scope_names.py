@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from steerlsp.models.steering.stages.names import scope_query
+from steerlsp.models.steering.stages.names import _static_names, scope_queries, scope_query
 from steerlsp.models.steering.stages.scope import MAX_SCOPE_DOCUMENT, names_in_scope
 
 
@@ -350,3 +350,21 @@ def test_a_two_thousand_line_file_is_answered_in_milliseconds() -> None:
     found = at_cursor(source)
     assert time.perf_counter() - started < 1.0  # generous: a loaded CI box; ~20 ms idle
     assert found is not None and {"last", "arg", "Tokenizer", "load_config"} <= found
+
+
+@pytest.mark.parametrize(
+    ("before", "expected"),
+    [
+        # Column 0 after a docstring: the completion writes the function's body.
+        (
+            'import os\n\n\ndef list_files(folder):\n    """Doc."""\n',
+            {"os", "list_files", "folder"},
+        ),
+        ("def f(x):\n", {"f", "x"}),  # right after the header
+        ("def f(x):\n    y = 1\n\n", {"f", "x", "y"}),  # after a blank line in the body
+        ("x = 1\n", {"x"}),  # the module's own level
+        ("class C:\n    size = 1\n", {"C", "size"}),  # the class body, or the module
+    ],
+)
+def test_a_blank_cursor_line_also_asks_where_the_next_statement_can_stand(before, expected):
+    assert _static_names(scope_queries(before, "\n")) == expected

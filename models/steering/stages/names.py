@@ -11,6 +11,7 @@ sure of something else (a literal, say).
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import time
 from typing import Any
@@ -32,17 +33,65 @@ from steerlsp.models.steering.tokens.trie import CandidateTrie
 MAX_NAMES = 600
 
 
-def scope_query(before: str, after: str) -> tuple[str, int]:
-    """The document with the cursor's line replaced by a ``pass`` at its indentation, and
-    the offset before it: a statement's start, where the analysis lists every name in
-    scope. (On a line of only whitespace at the end of a file, Jedi sees the module's
-    scope, not the function's: the parameters would be missing.)"""
+def scope_query(before: str, after: str, indent: str | None = None) -> tuple[str, int]:
+    """The document with the cursor's line replaced by a ``pass`` at its indentation
+    (or ``indent``), and the offset before it: a statement's start, where the analysis
+    lists every name in scope."""
     line_start = before.rfind("\n") + 1
     line = before[line_start:]
-    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if indent is None:
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
     newline = after.find("\n")
     rest = after[newline:] if newline >= 0 else "\n"
     return before[:line_start] + indent + "pass" + rest, line_start + len(indent)
+
+
+def scope_queries(before: str, after: str) -> list[tuple[str, int]]:
+    """The scope questions the cursor calls for, deepest last. On a line of only
+    whitespace the next statement may also stand deeper (the previous line's
+    indentation, one level more after a ``:``): a completion at column 0 after a
+    function's docstring writes the function's body, and at column 0 alone its
+    parameters would look undefined. Both scopes then count."""
+    line = before[before.rfind("\n") + 1 :]
+    here = line[: len(line) - len(line.lstrip(" \t"))]
+    deeper = _next_indent(before[: len(before) - len(line)]) if not line.strip() else ""
+    questions = [scope_query(before, after)]
+    if len(deeper) > len(here):
+        questions.append(scope_query(before, after, deeper))
+    return questions
+
+
+def _next_indent(head: str) -> str:
+    """The deepest indentation a statement after ``head`` (whole lines) can have."""
+    for line in reversed(head.splitlines()):
+        if line.strip():
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            if line.rstrip().endswith(":"):
+                return indent + ("\t" if "\t" in indent else "    ")
+            return indent
+    return ""
+
+
+def _static_names(questions: list[tuple[str, int]]) -> frozenset[str] | None:
+    """The union of the names in scope at each question, read with ``ast``; None when
+    any of them cannot be read statically."""
+    union: frozenset[str] = frozenset()
+    for text, offset in questions:
+        names = names_in_scope(text, offset)
+        if names is None:
+            if (text, offset) != questions[-1] and not _parses(text):
+                continue  # no statement can stand there (a header still wants its body)
+            return None
+        union |= names
+    return union
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def statement_start(window: str, monitor: MonitorState) -> int | None:
@@ -68,7 +117,8 @@ class NameGuard:
         monitor: MonitorState,
         limit: float,
     ) -> None:
-        text, offset = scope_query(before, after)
+        questions = scope_queries(before, after)
+        text, offset = questions[-1]  # the analysis is asked the deepest
         self.options = options
         self.facts = facts
         self.started = time.perf_counter()
@@ -76,7 +126,7 @@ class NameGuard:
         known = facts.scopes.get(self.key)
         # Read from the document itself where it parses: no question, no wait, the same
         # names whatever the load. Jedi is asked only where ``ast`` cannot answer.
-        static = names_in_scope(text, offset) if known is None else None
+        static = _static_names(questions) if known is None else None
         self.future: concurrent.futures.Future[list[CompletionCandidate]]
         if known is not None or static is not None:  # a keystroke ago, or read here
             names = known if known is not None else sorted(static or ())
