@@ -17,12 +17,18 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import torch
 
 from steerlsp.models.options import SteeringOptions
-from steerlsp.models.steering.analysis import Analysis, AnalysisError
+from steerlsp.models.steering.analysis import (
+    Analysis,
+    AnalysisError,
+    CompletionCandidate,
+    DefinitionSource,
+    Signature,
+)
 from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.monitor import TriggerPoint
 
@@ -33,6 +39,20 @@ if TYPE_CHECKING:
     from steerlsp.models.steering.stages.written import Written
 
 log = logging.getLogger(__name__)
+
+
+# Where the listed items' classes are defined (group -> path, 0-based line), and its future.
+Definitions: TypeAlias = dict[str, tuple[str, int | None]]
+Files: TypeAlias = concurrent.futures.Future[Definitions]
+# What a question's answer is: the completion items (with the future of their classes'
+# files), a signature, a definition, the definitions of groups, or nothing known.
+Answer: TypeAlias = (
+    tuple[list[CompletionCandidate], Files | None]
+    | Signature
+    | DefinitionSource
+    | Definitions
+    | None
+)
 
 
 class CacheView(Protocol):
@@ -104,7 +124,7 @@ class Query:
     """A question out on the query pool, and the stage that answers it when due."""
 
     kind: str  # "completions" | "signature" | "definition" | "definitions"
-    future: concurrent.futures.Future[Any]
+    future: concurrent.futures.Future[Any]  # of an Answer (the pool's are of each kind)
     started: float
     point: TriggerPoint
     at: int  # the trigger's offset in the generated text (for the trace)
@@ -158,7 +178,7 @@ class Budget:
         concurrent.futures.wait([future], timeout=self.left())
         self.block(time.perf_counter() - started)
 
-    def wait(self, query: Query) -> Any:
+    def wait(self, query: Query) -> Answer:
         """The query's answer within :meth:`left`; None on a timeout or error. Traced."""
         left = self.left()
         waited_from = time.perf_counter()
@@ -232,7 +252,9 @@ class Stage:
     def due(self, query: Query) -> bool:
         return True
 
-    def answered(self, query: Query, answer: Any, step: Step, logits: torch.Tensor) -> torch.Tensor:
+    def answered(
+        self, query: Query, answer: Answer, step: Step, logits: torch.Tensor
+    ) -> torch.Tensor:
         return logits
 
     def steer(self, step: Step, logits: torch.Tensor) -> torch.Tensor:

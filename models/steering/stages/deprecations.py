@@ -22,12 +22,17 @@ from typing import Any
 
 from steerlsp.models.deprecation.static import Deprecation
 from steerlsp.models.options import SteeringOptions
-from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
+from steerlsp.models.steering.analysis import (
+    Analysis,
+    AnalysisError,
+    CompletionCandidate,
+    DefinitionSource,
+)
 from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.monitor import TriggerPoint
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import Candidate, relevance_scores
-from steerlsp.models.steering.stages.base import Inputs, Query, Trace
+from steerlsp.models.steering.stages.base import Answer, Definitions, Files, Inputs, Query, Trace
 
 # Defining classes whose files are looked up as soon as a completion list arrives, and
 # (for items that name no class) the names likeliest by relevance alone.
@@ -73,7 +78,7 @@ def definition_files(
             group = group_of(plain[i], listed)
             if group not in facts.defined_in:
                 wanted.append((group, plain[i]))
-    found = {}
+    found: Definitions = {}
     for detail, item in wanted:
         spliced = text[:offset] + item.name + text[offset:]
         try:
@@ -101,7 +106,7 @@ class Deprecations:
         found: list[CompletionCandidate],
         items: list[CompletionCandidate],
         contenders: list[CompletionCandidate],
-        sources: concurrent.futures.Future[dict[str, tuple[str, int | None]]] | None = None,
+        sources: Files | None = None,
     ) -> Asked:
         """Start resolving the contenders' definitions (see :meth:`read`).
 
@@ -118,7 +123,8 @@ class Deprecations:
         at = self.written.generated(point.offset)
         if sources is not None:  # prefetched when the items arrived
             files = Query("definitions", sources, time.perf_counter(), point, at)
-            for detail, (path, line) in (self.budget.wait(files) or {}).items():
+            answer = self.budget.wait(files)
+            for detail, (path, line) in (answer if isinstance(answer, dict) else {}).items():
                 asked.paths[detail] = path
                 self.facts.remember_definition(detail, path, line)
         wanted = list(dict.fromkeys(group_of(c, listed) for c in contenders))
@@ -167,14 +173,16 @@ def read_deprecations(
     facts: SteeringFacts,
     options: SteeringOptions,
     trace: Trace,
-    wait: Callable[[Query], Any],
+    wait: Callable[[Query], Answer],
 ) -> dict[str, Deprecation]:
     """Deprecated items, read from the files the asked definitions are in: every
     deprecated definition there whose name is an item of that class or module."""
     for query in asked.queries:
         source = wait(query)
         if answered(query.future):  # maybe None: no definition known
-            path, line = (source.path, source.line) if source is not None else ("", None)
+            path, line = (
+                (source.path, source.line) if isinstance(source, DefinitionSource) else ("", None)
+            )
             asked.paths[query.extra] = path
             facts.remember_definition(query.extra, path, line)
     found: dict[str, Deprecation] = {}

@@ -13,9 +13,7 @@ along the chosen names.
 
 from __future__ import annotations
 
-import concurrent.futures
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
@@ -27,7 +25,7 @@ from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.ranker import Ranker
 from steerlsp.models.steering.ranking.relevance import DocumentUsage
-from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step
+from steerlsp.models.steering.stages.base import Answer, Files, Inputs, Query, Stage, Step
 from steerlsp.models.steering.stages.deprecations import Deprecations, definition_files
 from steerlsp.models.steering.stages.walking import Walk
 from steerlsp.models.steering.tokens.trie import CandidateTrie
@@ -42,8 +40,6 @@ _KINDS = frozenset(
     {"property", "attribute", "field", "variable", "constant", "enummember"}
     | {"method", "function", "constructor", "class", "module", "keyword"}
 )
-
-Files = concurrent.futures.Future[dict[str, tuple[str, int | None]]]
 
 
 @dataclass
@@ -111,9 +107,11 @@ class MemberWalk(Stage):
 
     # ---- the answer: rank, then walk ------------------------------------------------
 
-    def answered(self, query: Query, answer: Any, step: Step, logits: torch.Tensor) -> torch.Tensor:
+    def answered(
+        self, query: Query, answer: Answer, step: Step, logits: torch.Tensor
+    ) -> torch.Tensor:
         # Due now, always: the identifier's first token is chosen at this step.
-        found, files = answer if answer is not None else ([], None)
+        found, files = answer if isinstance(answer, tuple) else ([], None)
         if not found:
             return logits
         return self._start(step, logits, query.point, found, files)

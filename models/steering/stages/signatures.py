@@ -7,13 +7,11 @@ is in, if the call is still open, and taken out again once the call closes.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from steerlsp.models.steering.analysis import Signature
 from steerlsp.models.steering.monitor import Trigger, TriggerPoint
-from steerlsp.models.steering.stages.base import Inputs, Query, Stage, Step
+from steerlsp.models.steering.stages.base import Answer, Inputs, Query, Stage, Step
 
 
 class SignatureHints(Stage):
@@ -54,7 +52,9 @@ class SignatureHints(Stage):
         # Only when in: a signature that arrives a few tokens late is still worth showing.
         return query.future.done()
 
-    def answered(self, query: Query, answer: Any, step: Step, logits: torch.Tensor) -> torch.Tensor:
+    def answered(
+        self, query: Query, answer: Answer, step: Step, logits: torch.Tensor
+    ) -> torch.Tensor:
         call = query.point.call
         if call is not None and call.open_bracket not in self.written.monitor.open_calls():
             self.trace.notes.append("signature hint skipped: its call closed")
