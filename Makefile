@@ -41,7 +41,12 @@ test-editors: $(STAMP) ## Editor tests: Neovim, Emacs, VS Code, Helix
 lint: $(STAMP) ## ruff format --check, ruff check, mypy
 	$(VENV)/bin/ruff format --check steerlsp server models prompts tests bench
 	$(VENV)/bin/ruff check steerlsp server models prompts tests bench
-	$(VENV)/bin/mypy steerlsp server models prompts
+	@# The subpackages sit at the top level and the install maps them into steerlsp;
+	@# mypy finds modules by path only, so it reads them through a tree laid out as
+	@# installed (checked as server.*, every steerlsp.* import would be Any).
+	rm -rf .mypy-tree && mkdir -p .mypy-tree/steerlsp
+	ln -s $(CURDIR)/steerlsp/* $(CURDIR)/server $(CURDIR)/models $(CURDIR)/prompts .mypy-tree/steerlsp/
+	cd .mypy-tree && $(CURDIR)/$(VENV)/bin/mypy --config-file $(CURDIR)/pyproject.toml -p steerlsp
 
 format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
@@ -71,6 +76,6 @@ demo: $(STAMP) ## Play an editor session against the example project (steerlsp/e
 	$(PY) -m steerlsp.demo
 
 clean: ## Remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .mypy-tree *.egg-info
 
 .PHONY: help setup test test-unit test-e2e test-model test-editors lint format bench bench-tasks bench-next-id demo clean

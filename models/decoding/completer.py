@@ -84,7 +84,7 @@ class Prepared:
 
     ids: list[int]
     mode: CompletionMode
-    indent: str
+    indent: int
     line_prefix: str
     suffix: str
     healed: str  # whitespace cut off the prompt that the first tokens must re-produce

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 import time
@@ -251,7 +252,7 @@ class AnalysisInstance:
         }
         for task, index in tasks.items():  # what arrives after the deadline still counts
             key = _doc_key(found[index])  # as asked: a resolved item may differ in detail
-            task.add_done_callback(lambda done, key=key: self._learn_documentation(key, done))
+            task.add_done_callback(functools.partial(self._learn_documentation, key))
         if tasks:
             await asyncio.wait(tasks, timeout=RESOLVE_SHARE * self._query_budget())
         for task, index in tasks.items():

@@ -16,7 +16,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import Workspace
 
 from steerlsp.server import config
-from steerlsp.server.lsp.pygls_adapter import has_workspace
+from steerlsp.server.lsp.pygls_adapter import GatedProtocol, has_workspace
 from steerlsp.server.upstream import environment, isolation
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class SteerServer(LanguageServer):
     ``build_server`` once they are built: the proxy is built on the server.
     """
 
+    protocol: GatedProtocol  # built from protocol_cls=GatedProtocol (build_server)
     proxy: Proxy
     analysis: AnalysisInstance | None = None  # the private pylsp steering asks (lazy)
     base_settings: config.Settings = config.Settings()

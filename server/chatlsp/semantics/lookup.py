@@ -7,6 +7,7 @@ import ast
 import re
 from typing import Any
 
+from parso.python import tree as python_tree
 from parso.tree import BaseNode, Leaf
 
 from steerlsp.server.chatlsp.semantics import typetext
@@ -150,7 +151,7 @@ class JediLookup:
             node = leaf.parent if leaf is not None else None
             if node is not None and node.type == "tfpdef":
                 node = node.parent
-            if node is not None and node.type == "param":
+            if isinstance(node, python_tree.Param):
                 written = node.annotation
                 return annotation_of(written, path) if written is not None else None
             if node is not None and node.type == "expr_stmt":  # a dataclass field

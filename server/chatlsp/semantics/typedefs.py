@@ -9,6 +9,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from parso.python import tree as python_tree
+
 from steerlsp.server.chatlsp import Place, TypeDefinition
 from steerlsp.server.chatlsp.semantics import typetext
 from steerlsp.server.chatlsp.semantics.expected import Annotation
@@ -77,7 +79,8 @@ def mentions(annotation: Annotation) -> list[Mention]:
     exact = annotation.exact
     raw = annotation.raw
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        node, exact, raw = typetext.parse(node.value), False, node.value
+        written = node.value
+        node, exact, raw = typetext.parse(written), False, written
     if node is None:
         return []
     return _from_expression(node, raw, annotation.path, annotation.line, annotation.column, exact)
@@ -139,7 +142,7 @@ def _printed(name: Any, sources: Sources) -> tuple[str, Any] | None:
     if isinstance(name, _TypeStatement):
         return name.code, None
     leaf = sources.leaf(str(name.module_path), name.line, name.column)
-    if leaf is None or leaf.type != "name":
+    if not isinstance(leaf, python_tree.Name):
         return None
     node = leaf.get_definition()
     if node is None or node.type not in ("classdef", "expr_stmt"):
