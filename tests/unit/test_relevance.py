@@ -323,3 +323,22 @@ def test_usage_reads_a_bounded_window_around_the_cursor():
     assert DocumentUsage(far, "").score("far_away") == 0.0
     assert DocumentUsage(far[-1000:], "").score("far_away") == 0.0
     assert DocumentUsage("x.near\n" + "y = 1\n" * 10, "").score("near") == 1.0
+
+
+def test_the_method_being_written_gets_no_bonus_on_its_own_receiver():
+    """``return sum(self.`` inside ``def count(self) -> int``: ``count`` is the intent's
+    name and returns the expected ``int``, so both bonuses made the demo write
+    ``self.count().bit_count()`` over the model's sure ``items``. On its own receiver the
+    method is ranked by the model alone."""
+    intent = Intent("count", "How many items.", "", "return sum(self.", "int")
+    candidates = [
+        Candidate("count", "How many items.", "method", returns="int"),
+        Candidate("items", "", "property", returns="dict[str, int]"),
+    ]
+    logprobs = {"count": -6.05, "items": -0.08}
+    biased = rank_candidates(intent, candidates, logprobs)
+    assert biased[0].name == "count"  # a call of itself, from the bonuses alone
+    fair = rank_candidates(intent, candidates, logprobs, own="count")
+    assert [r.name for r in fair] == ["items", "count"]
+    (count,) = [r for r in fair if r.name == "count"]
+    assert count.relevance == 0.0 and count.expected == 0.0

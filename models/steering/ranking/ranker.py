@@ -52,8 +52,10 @@ class Ranker:
         weights: RankWeights,
         breaks: torch.Tensor,
         usage: DocumentUsage | None = None,
+        own: str = "",
     ) -> None:
         self.intent = intent
+        self.own = own  # the method being written, on its own receiver (rank_candidates)
         self.usage = usage
         self.weights = weights
         self.breaks = breaks  # [V] bool: the tokens that end an identifier
@@ -86,6 +88,7 @@ class Ranker:
             typed=self.typed,
             weights=self.weights,
             replacements=replacements,
+            own=self.own,
         )
 
     def score(

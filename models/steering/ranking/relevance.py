@@ -283,6 +283,7 @@ def rank_candidates(
     typed: str = "",
     weights: RankWeights | None = None,
     replacements: Mapping[str, str] | None = None,
+    own: str = "",
 ) -> list[Ranked]:
     """Candidates best first, by log-probability, relevance and metadata.
 
@@ -293,6 +294,11 @@ def rank_candidates(
     A replacement inherits the deprecated name's log-probability and relevance
     where they are higher: the model (or the intent) asked for that job to be
     done, and the library says this is how it is done now.
+    ``own``: the method being written, when the receiver is its own (``self.count``
+    inside ``count``). It gets neither relevance nor the expected-type bonus: its name
+    is the intent and its return type the expected one, so both would favour a call
+    of itself, which recurses unless the model means it (and then its own
+    log-probability says so).
     """
     weights = weights or RankWeights()
     listed = list(candidates)
@@ -318,6 +324,8 @@ def rank_candidates(
         logprob = (logprobs or {}).get(candidate.name, weights.missing_logprob)
         logprob = max(logprob, weights.missing_logprob)
         scaled = min(score / top, 1.0) if top > 0 else 0.0
+        if own and candidate.name == own:
+            scaled, typed_bonus = 0.0, 0.0
         used = weights.usage * candidate.usage
         total = (
             weights.logprob * logprob + weights.relevance * scaled + metadata + typed_bonus + used

@@ -13,6 +13,7 @@ along the chosen names.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -33,6 +34,8 @@ from steerlsp.models.steering.tokens.trie import CandidateTrie
 # Candidates resolved to their definitions to read their deprecation: this many of the
 # model's likeliest names, and this many of the ranker's.
 RESOLVE_FOR_DEPRECATION = 2
+# A receiver that is the method's own object: ``self.`` or ``cls.`` (not ``x.self.``).
+_SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
 # Candidate lists longer than this are cut (the server's order) before spelling.
 MAX_CANDIDATES = 400
 
@@ -134,7 +137,7 @@ class MemberWalk(Stage):
             c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
         }
         by_first = sorted(items, key=lambda c: -first_token[c.name])
-        ranker = self._ranker(items, first_token, spelled.typed) if o.rank else None
+        ranker = self._ranker(point, items, first_token, spelled.typed) if o.rank else None
         # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
         contenders = by_first[:RESOLVE_FOR_DEPRECATION]
         if ranker is not None:
@@ -189,16 +192,23 @@ class MemberWalk(Stage):
         return _Spelled(typed, items, trie, remainder)
 
     def _ranker(
-        self, items: list[CompletionCandidate], first_token: dict[str, float], typed: str
+        self,
+        point: TriggerPoint,
+        items: list[CompletionCandidate],
+        first_token: dict[str, float],
+        typed: str,
     ) -> Ranker:
+        intent = intent_at(self.written.whole)
+        own_receiver = _SELF_DOT.search(self.written.whole[: point.partial_start])
         return Ranker(
-            intent_at(self.written.whole),
+            intent,
             items,
             first_token,
             typed=typed,
             weights=self.weights,
             breaks=self.facts.vocabulary.identifier_break_mask,
             usage=self._document_usage() if self.weights.usage else None,
+            own=intent.function if own_receiver else "",
         )
 
     def _walk(
