@@ -133,3 +133,33 @@ async def warm_analysis(client, timeout: float = 60) -> dict:
             await asyncio.sleep(0.2)
 
     return await asyncio.wait_for(poll(), timeout)
+
+
+async def started_logging(tmp_path: Path, level: str, *flags: str) -> tuple[RawClient, Path]:
+    """A server whose stderr goes to a file, initialized (open a file with ``opened``)."""
+    log = tmp_path / f"stderr-{level}.txt"
+    with log.open("wb") as sink:
+        proc = await asyncio.create_subprocess_exec(
+            *steerlsp_command("--log-level", level, *flags),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=sink,
+        )
+    client = RawClient(proc)
+    reply = await client.request(
+        "initialize",
+        {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": CAPS},
+        timeout=60,
+    )
+    assert "result" in reply, reply
+    client.notify("initialized", {})
+    return client, log
+
+
+async def stopped_logging(client: RawClient, log: Path) -> str:
+    """The whole of stderr, once the server has exited."""
+    try:
+        assert await client.shutdown() == 0
+    finally:
+        await client.close()
+    return log.read_text(encoding="utf-8", errors="replace")

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-from pathlib import Path
 
 import pytest
 
-from tests.helpers.rawclient import RawClient, steerlsp_command
 from tests.helpers.session import (
     CALL,
-    CAPS,
     LOOP,
     REQUEST_CANCELLED,
     REQUEST_FAILED,
@@ -19,41 +15,13 @@ from tests.helpers.session import (
     inline,
     opened,
     ready,
+    started_logging,
+    stopped_logging,
 )
 
 pytestmark = pytest.mark.timeout(900)
 
 PROGRESS_BAR = re.compile(r"\d+/\d+ \[|it/s\]|s/it\]|%\|")
-
-
-async def started(tmp_path: Path, level: str, *flags: str) -> tuple[RawClient, Path]:
-    """A server whose stderr goes to a file; initialized, with a Python file open."""
-    log = tmp_path / f"stderr-{level}.txt"
-    with log.open("wb") as sink:
-        proc = await asyncio.create_subprocess_exec(
-            *steerlsp_command("--log-level", level, *flags),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=sink,
-        )
-    client = RawClient(proc)
-    reply = await client.request(
-        "initialize",
-        {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": CAPS},
-        timeout=60,
-    )
-    assert "result" in reply, reply
-    client.notify("initialized", {})
-    return client, log
-
-
-async def stopped(client: RawClient, log: Path) -> str:
-    """The whole of stderr, once the server has exited."""
-    try:
-        assert await client.shutdown() == 0
-    finally:
-        await client.close()
-    return log.read_text(encoding="utf-8", errors="replace")
 
 
 def assert_clean(stderr: str) -> None:
@@ -64,7 +32,7 @@ def assert_clean(stderr: str) -> None:
 
 
 async def test_expected_conditions_leave_stderr_clean(tmp_path):
-    client, log = await started(tmp_path, "info")
+    client, log = await started_logging(tmp_path, "info")
     try:
         uri = opened(client, tmp_path, LOOP)
         early = await client.response(inline(client, uri, LOOP))
@@ -94,7 +62,7 @@ async def test_expected_conditions_leave_stderr_clean(tmp_path):
     except BaseException:
         await client.close()
         raise
-    stderr = await stopped(client, log)
+    stderr = await stopped_logging(client, log)
     assert_clean(stderr)
     # The expected conditions are logged at their level, without a traceback.
     assert re.search(r" INFO .*-32803: steerlsp: the model is still loading", stderr), stderr

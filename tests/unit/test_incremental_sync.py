@@ -10,62 +10,23 @@ pylsp ends up with the editor's exact text after ranged edits.
 from __future__ import annotations
 
 import random
-import re
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from pylsp.workspace import Document
 
 from steerlsp.server.documents.sync import upstream_changes
 from steerlsp.server.documents.text import DocumentText, split_keepends
 from steerlsp.server.lsp.capabilities import incremental_sync
-
-UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
-_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def units(text: str, encoding: str) -> int:
-    if encoding == UTF16:
-        return len(text.encode("utf-16-le")) // 2
-    return len(text.encode()) if encoding == UTF8 else len(text)
-
-
-def change(sl: int, sc: int, el: int, ec: int, text: str) -> dict[str, Any]:
-    return {
-        "range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}},
-        "text": text,
-    }
-
-
-def reference(text: str, event: dict[str, Any], encoding: str) -> str:
-    """LSP's rules on the whole text: the model ``DocumentText`` must agree with."""
-    if "range" not in event:
-        return str(event["text"])
-    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
-
-    def offset(position: dict[str, int]) -> int:
-        line = position["line"]
-        if line >= len(starts):
-            return len(text)
-        end = starts[line + 1] if line + 1 < len(starts) else len(text)
-        content = _BREAK.sub("", text[starts[line] : end])
-        counted = column = 0
-        while column < len(content) and counted < position["character"]:
-            counted += units(content[column], encoding)
-            column += 1
-        return starts[line] + column
-
-    a, b = sorted((offset(event["range"]["start"]), offset(event["range"]["end"])))
-    return text[:a] + event["text"] + text[b:]
-
-
-def pylsp_view(text: str, events: list[dict[str, Any]]) -> str:
-    """What pylsp 1.15 makes of ``events`` (it splits with splitlines, counts code points)."""
-    doc = Document("file:///t.py", SimpleNamespace(_config=None), source=text)
-    for event in events:
-        doc.apply_change(event)
-    return str(doc.source)
+from tests.helpers.sync_reference import (
+    LINE_BREAK,
+    UTF8,
+    UTF16,
+    UTF32,
+    change,
+    pylsp_view,
+    reference,
+    units,
+)
 
 
 def forward(text: str, events: list[dict[str, Any]], client: str) -> tuple[str, list[dict]]:
@@ -172,7 +133,7 @@ def test_random_edits_agree_with_lsp_and_with_pylsp():
         client = rng.choice([UTF8, UTF16, UTF32])
         events, current = [], text
         for _ in range(rng.randint(1, 3)):
-            lines = _BREAK.split(current)
+            lines = LINE_BREAK.split(current)
             (sl, sc), (el, ec) = _position(rng, lines, client), _position(rng, lines, client)
             event = change(sl, sc, el, ec, "".join(rng.choices(pieces, k=rng.randint(0, 3))))
             events.append(event)
