@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from steerlsp import example
+from tests.helpers.fuzzing import INLINE_CAPS, FuzzClient
 from tests.helpers.rawclient import RawClient
 
 SHOP = example.project()
@@ -55,3 +56,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         tier = item.path.relative_to(HERE).parts[0]
         if tier in TIERS:
             item.add_marker(tier)
+
+
+@pytest_asyncio.fixture
+async def start_fuzz() -> AsyncIterator[Callable[..., Awaitable[FuzzClient]]]:
+    """Starts FuzzClients (initialized, inline-completion capabilities by default); all
+    closed after the test (tests/e2e/test_fuzz.py, tests/model/test_cancel_burst.py)."""
+    clients: list[FuzzClient] = []
+
+    async def start(
+        command: list[str], root: Path, caps: dict = INLINE_CAPS, options=None
+    ) -> FuzzClient:
+        client = await FuzzClient.start(command)
+        clients.append(client)
+        params = {
+            "processId": None,
+            "rootUri": root.as_uri(),
+            "capabilities": caps,
+            "initializationOptions": options or {},
+        }
+        assert "result" in await client.request("initialize", params, "setup-initialize")
+        client.notify("initialized", {})
+        return client
+
+    yield start
+    for client in clients:
+        await client.close()

@@ -19,8 +19,6 @@ import os
 import random
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import hostile
 from tests.helpers.fuzzing import FuzzClient, Fuzzer, Report, Target, fuzz, identifier_positions
 from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
@@ -28,29 +26,6 @@ from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
 SEED = int(os.environ.get("STEERLSP_FUZZ_SEED", "20261123"))
 FRAMES = int(os.environ.get("STEERLSP_FUZZ_FRAMES", "3000"))
 REQUEST_CANCELLED, REQUEST_FAILED = -32800, -32803
-CAPS = {"general": {"positionEncodings": ["utf-16"]}, "textDocument": {"inlineCompletion": {}}}
-
-
-@pytest.fixture
-async def start_fuzz():
-    clients: list[FuzzClient] = []
-
-    async def start(command: list[str], root: Path, caps: dict = CAPS, options=None) -> FuzzClient:
-        client = await FuzzClient.start(command)
-        clients.append(client)
-        params = {
-            "processId": None,
-            "rootUri": root.as_uri(),
-            "capabilities": caps,
-            "initializationOptions": options or {},
-        }
-        assert "result" in await client.request("initialize", params, "setup-initialize")
-        client.notify("initialized", {})
-        return client
-
-    yield start
-    for client in clients:
-        await client.close()
 
 
 def _open(client: FuzzClient, path: Path) -> Target:

@@ -37,6 +37,12 @@ from tests.helpers.rawclient import SILENT, spawn
 # Bytes a JSON writer never leaves unescaped in a body.
 CONTROL_BYTES = frozenset(range(0x20))
 
+# What the fuzz and cancel-burst clients announce: UTF-16 positions, inline completions.
+INLINE_CAPS = {
+    "general": {"positionEncodings": ["utf-16"]},
+    "textDocument": {"inlineCompletion": {}},
+}
+
 
 def key(msg_id: Any) -> str:
     """The ledger's key for an id: its JSON text."""

@@ -2,45 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.session import ready, start
+from tests.helpers.checkout import HOLE, at, copy_shop, opened
+from tests.helpers.session import ready
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
-CHECKOUT = (
-    '"""Checkout. 🛒"""\n'
-    "\n"
-    "from shop.cart import Cart, export_path\n"
-    "from shop.pricing import Price, discount\n"
-    "\n"
-    "\n"
-    "def checkout_total(cart: Cart, percent: float) -> Price:\n"
-    '    """The cart\'s total after the discount."""\n'
-    "    label = '🛒'\n"
-    "    return "
-)
-HOLE = {"line": 9, "character": 11}
 
 
 @pytest.fixture
 def project(tmp_path: Path, shop: Path) -> Path:
-    root = tmp_path / "shop"
-    shutil.copytree(shop, root)
-    return root
-
-
-async def opened(start_raw, project: Path, text: str = CHECKOUT, **kwargs):
-    client = await start(start_raw, project, **kwargs)
-    uri = (project / "shop" / "checkout.py").as_uri()
-    client.open(uri, text)
-    return client, uri
-
-
-def at(uri: str, position: dict, **extra) -> dict:
-    return {"textDocument": {"uri": uri}, "position": position, **extra}
+    return copy_shop(tmp_path, shop)
 
 
 @pytest.mark.timeout(900)
