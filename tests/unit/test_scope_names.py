@@ -6,7 +6,14 @@ import time
 
 import pytest
 
-from steerlsp.models.steering.stages.names import _static_names, scope_queries, scope_query
+from steerlsp.models.steering.monitor import MonitorState
+from steerlsp.models.steering.stages.names import (
+    _static_names,
+    scope_queries,
+    scope_query,
+    statement_bindings,
+    statement_query,
+)
 from steerlsp.models.steering.stages.scope import MAX_SCOPE_DOCUMENT, names_in_scope
 
 
@@ -368,3 +375,63 @@ def test_a_two_thousand_line_file_is_answered_in_milliseconds() -> None:
 )
 def test_a_blank_cursor_line_also_asks_where_the_next_statement_can_stand(before, expected):
     assert _static_names(scope_queries(before, "\n")) == expected
+
+
+def whole_statement(source: str) -> frozenset[str] | None:
+    """``names_in_scope`` where ``<CURSOR>`` stands, asked as ``NameGuard`` asks it when
+    the cursor's line alone cannot be replaced."""
+    before, after = source.split("<CURSOR>")
+    monitor = MonitorState()
+    monitor.update(before)
+    question = statement_query(before, after, before, monitor)
+    if question is None:
+        return None
+    names = names_in_scope(question.text, question.offset)
+    return (
+        None if names is None else names | statement_bindings(question.statement, question.cursor)
+    )
+
+
+CONVERTER = """\
+import numpy as np
+
+
+def convert(values, unit, axis):
+    if isinstance(values, str):
+        return values
+    elif isinstance(values, (list, tuple, np.<CURSOR>ndarray, Index)):
+        converted = [unit(v) for v in values]
+        return converted
+    return values
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # A compound header whose body follows (pandas' converter): ``if 1:`` stands in.
+        (CONVERTER, {"np", "convert", "values", "unit", "axis", "converted"}),
+        # The user typing: ``a.`` then ``,``; the statement is read with ``a._``.
+        ("def f(a):\n    x = g(\n        a.<CURSOR>,\n    )\n", {"f", "a", "x"}),
+        # A call over several lines, before and after the cursor; what it binds counts.
+        (
+            "import os\n\ndef f(a):\n    x = os.path.join(\n        a,\n        os.<CURSOR>sep,\n"
+            "        'b',\n    )\n    y = x\n",
+            {"os", "f", "a", "x", "y"},
+        ),
+        # A backslash continuation.
+        ("import os\nz = 1 + \\\n    os.<CURSOR>sep\nw = z\n", {"os", "z", "w"}),
+    ],
+)
+def test_a_statement_over_several_lines_is_replaced_whole(source, expected):
+    before, after = source.split("<CURSOR>")
+    assert _static_names(scope_queries(before, after)) is None  # the line alone: unreadable
+    assert whole_statement(source) == expected
+
+
+def test_a_statement_that_does_not_end_near_the_cursor_has_no_question():
+    before = "def f(a):\n    x = g(\n        a."
+    monitor = MonitorState()
+    monitor.update(before)
+    assert statement_query(before, "b" + ",\n" * 5000, before, monitor) is None
+    assert statement_query(before, "b)\n", "    x = g(\n        a.", monitor) is not None

@@ -1088,6 +1088,18 @@ def test_an_undefined_name_is_written_again_from_the_names_in_scope(inner, pool,
     assert run.engine.cache.cached == [*run.prompt_ids, *tokenize("name)\n")]
 
 
+def test_names_in_scope_are_read_statically_inside_a_statement_over_several_lines(inner, pool):
+    # The cursor's line alone, replaced, leaves ``form.get(`` open: the whole statement is.
+    prompt = "def f(form, name):\n    data = form.get(\n        'a',"
+    script = Script({prompt + ")\n    return key\n": 0.99, prompt + ")\n    return name\n": 0.01})
+    analysis = ScriptedAnalysis(completions=SCOPE.completions)
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == ")\n    return name\n"
+    (scope,) = [q for q in run.trace["queries"] if q["query"] == "scope"]
+    assert scope["static"] and scope["results"] == 3  # f, form, name
+    assert [call for call in analysis.calls if call[0] == "completions_at"] == []
+
+
 def test_a_name_the_statement_binds_later_is_not_undefined(inner, pool):
     head = "def f(form, name):\n    total = sum("
     script = Script({head + "v for v in form)\n": 0.99, head + "name)\n": 0.01})

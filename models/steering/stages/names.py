@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import re
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -25,12 +26,21 @@ from steerlsp.models.steering.monitor import MonitorState, TriggerPoint
 from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote
 from steerlsp.models.steering.stages.base import Inputs, Stage, Step, Trace
-from steerlsp.models.steering.stages.scope import NameCheck, Undefined, names_in_scope
+from steerlsp.models.steering.stages.scope import (
+    NameCheck,
+    Undefined,
+    bound_names,
+    names_in_scope,
+    parse_statement,
+)
 from steerlsp.models.steering.stages.walking import Walk
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Names in scope offered to the walk after a rewind (Jedi lists ~150 builtins alone).
 MAX_NAMES = 600
+# How far after the cursor the cursor's statement is looked for to end (characters).
+STATEMENT_TAIL = 4096
+_NEXT_LINE = re.compile(r"\n([ \t]*)[^\s#]")  # the next line of code, and its indentation
 
 
 def scope_query(before: str, after: str, indent: str | None = None) -> tuple[str, int]:
@@ -70,6 +80,60 @@ def _next_indent(head: str) -> str:
                 return indent + ("\t" if "\t" in indent else "    ")
             return indent
     return ""
+
+
+class StatementQuestion(NamedTuple):
+    """:func:`statement_query`'s answer."""
+
+    text: str  # the document, the cursor's statement replaced
+    offset: int  # where the replacement starts
+    statement: str  # the statement as it stands (the cursor's text missing)
+    cursor: int  # the cursor's offset in ``statement``
+
+
+def statement_query(
+    before: str, after: str, window: str, monitor: MonitorState
+) -> StatementQuestion | None:
+    """The document with the cursor's whole statement replaced (every line of it, from
+    the line it began on to the one it ends on, which may lie after the cursor) and the
+    offset before the replacement: a ``pass``, or an ``if 1:`` when the statement is a
+    compound header whose body follows (the next line stands deeper). Where the cursor
+    is inside brackets or a header (``elif isinstance(x, (np.``), replacing its line
+    alone leaves a document ``ast`` cannot read. ``monitor`` has read ``window``, the
+    end of ``before``; None when the statement began before the window or does not
+    end within :data:`STATEMENT_TAIL` characters after the cursor (nor the document)."""
+    if not monitor.statement_ends:
+        return None
+    start = len(before) - len(window) + monitor.statement_ends[-1] + 1
+    probe = monitor.fork()
+    fed, end = 0, None
+    while end is None and fed < min(len(after), STATEMENT_TAIL):
+        chunk = after[fed : fed + 256]
+        probe.update(chunk)
+        fed += len(chunk)
+        end = next((e for e in probe.statement_ends if e >= len(window)), None)
+    if end is None and fed == len(after):  # the statement runs to the document's end
+        end = len(window) + len(after)
+    if end is None:
+        return None
+    rest = after[end - len(window) :]  # from the newline that ends the statement
+    line = before[start:]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    following = _NEXT_LINE.search(rest)
+    deeper = following is not None and len(following.group(1)) > len(indent)
+    replaced = before[:start] + indent + ("if 1:" if deeper else "pass") + rest
+    statement = before[start:] + after[: end - len(window)]
+    return StatementQuestion(replaced, start + len(indent), statement, len(before) - start)
+
+
+def statement_bindings(statement: str, cursor: int) -> set[str]:
+    """The names ``statement`` binds (``x`` of ``x = f(\n    a.``), read as it stands or
+    with a name where the cursor is (``a._``, the attribute still to be written)."""
+    for attempt in (statement, statement[:cursor] + "_" + statement[cursor:]):
+        parsed = parse_statement(attempt)
+        if parsed is not None:
+            return bound_names(parsed.tree)
+    return set()
 
 
 def _static_names(questions: list[tuple[str, int]]) -> frozenset[str] | None:
@@ -127,6 +191,11 @@ class NameGuard:
         # Read from the document itself where it parses: no question, no wait, the same
         # names whatever the load. Jedi is asked only where ``ast`` cannot answer.
         static = _static_names(questions) if known is None else None
+        if static is None and known is None:  # the cursor's statement spans lines
+            whole = statement_query(before, after, window, monitor)
+            static = names_in_scope(whole.text, whole.offset) if whole is not None else None
+            if whole is not None and static is not None:
+                static |= statement_bindings(whole.statement, whole.cursor)
         self.future: concurrent.futures.Future[list[CompletionCandidate]]
         if known is not None or static is not None:  # a keystroke ago, or read here
             names = known if known is not None else sorted(static or ())
