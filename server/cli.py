@@ -117,6 +117,21 @@ def quiet_libraries(*, debug: bool, environ: MutableMapping[str, str] = os.envir
     logging.getLogger("py.warnings").setLevel(logging.DEBUG if debug else logging.ERROR)
 
 
+def share_the_cores(environ: MutableMapping[str, str] = os.environ) -> None:
+    """torch's OpenMP threads sleep as soon as they wait (``OMP_WAIT_POLICY=PASSIVE``),
+    unless the user set a policy. libgomp reads it when torch loads, on the model
+    worker, after this runs.
+
+    By default idle threads spin, which pays on a machine of their own; steerlsp
+    shares one with the processes it starts (both pylsps lint and infer while the
+    model decodes), and on 2 cores a spinning team's throughput fell to 0.12-0.16x
+    whenever one of them worked, against 0.6-0.75x sleeping, for 0.77-0.83x when
+    nothing else runs (``bench/decode_contention.py``). Cutting the threads instead
+    would change the logits with the load (bf16 sums split differently).
+    """
+    environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 async def serve(
     read: Callable[[int], bytes],
     fileno: int,
@@ -140,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point."""
     args = build_parser().parse_args(argv)
     configure_logging(args.log_level, args.log_file)
+    share_the_cores()
     if args.upstream is not None and not args.upstream:
         build_parser().error("--upstream needs a command")
     options = UpstreamOptions(
