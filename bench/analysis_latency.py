@@ -3,9 +3,10 @@
 At every attribute access (``name.attr``) in the files of a project (default
 the example project), the speculative text is the file with the
 attribute's name removed and the offset right after the ``.``: the moment the
-decode loop asks. Each round uses a new document version, so no answer comes
-from the cache, and every question but the first per file is a ranged
-didChange plus a completion request. The first round (Jedi's caches cold) is
+decode loop asks. Each round uses a new document version with a comment line
+of its own at the top (answers are cached per text up to the offset), so no
+answer comes from the cache, and every question but the first per file is a
+ranged didChange plus a completion request. The first round (Jedi's caches cold) is
 a warm-up and not counted. ``--no-resolve`` leaves the items' documentation
 unresolved (then every candidate's first doc line is empty).
 
@@ -57,8 +58,10 @@ def measure(instance: AnalysisInstance, project: Path, rounds: int) -> dict[str,
         for path in files:
             doc = instance.document(from_fs_path(str(path)) or "", round_)
             for text, offset in positions(path.read_text(encoding="utf-8")):
+                # A line of its own per round: answers are cached per text up to the offset.
+                head = f"# round {round_}\n"
                 started = time.perf_counter()
-                found = doc.completions_at(text, offset, timeout=30.0)
+                found = doc.completions_at(head + text, len(head) + offset, timeout=30.0)
                 if round_:
                     samples.append((time.perf_counter() - started) * 1000)
                     counts.append(len(found))

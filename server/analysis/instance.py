@@ -10,8 +10,8 @@ or :meth:`AnalysisInstance.warm`, never before.
 The decode thread asks through :meth:`AnalysisInstance.document`, an
 :class:`~steerlsp.models.steering.analysis.Analysis` bound to one document version;
 each question runs on the event loop (``run_coroutine_threadsafe``) within
-its time budget, and answers are cached per (document version, speculative
-text up to the offset).
+its time budget, and answers are cached per speculative text up to the
+offset (definitions per document version too).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -70,6 +71,13 @@ REQUEST_TIMEOUT = 30.0
 # The throwaway question that warms the instance: Jedi's first completion loads
 # its stdlib stubs (about a second), which no real question should pay for.
 WARM_TEXT = "import os\nos."
+
+
+@dataclass(frozen=True)
+class Provisional:
+    """An answer that is not cached: some of it (an item's documentation) came too late."""
+
+    answer: Any
 
 
 class AnalysisInstance:
@@ -135,12 +143,13 @@ class AnalysisInstance:
     def ask(
         self,
         key: tuple[Any, ...],
-        make: Callable[[], Coroutine[Any, Any, T]],
+        make: Callable[[], Coroutine[Any, Any, T | Provisional]],
         timeout: float,
     ) -> T:
         """Run the coroutine ``make()`` on the loop within ``timeout`` seconds, or answer
-        from the cache under ``key``. Raises :class:`AnalysisTimeout` past the budget
-        (the coroutine is cancelled) and :class:`AnalysisError` when the server fails."""
+        from the cache under ``key`` (a :class:`Provisional` answer is not kept). Raises
+        :class:`AnalysisTimeout` past the budget (the coroutine is cancelled) and
+        :class:`AnalysisError` when the server fails."""
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -164,6 +173,8 @@ class AnalysisInstance:
         self.queries += 1
         self.server.answered()
         self._total_ms += (time.perf_counter() - started) * 1000
+        if isinstance(answer, Provisional):  # the next question may find more
+            return answer.answer  # type: ignore[no-any-return]
         with self._cache_lock:
             self._cache[key] = answer
             if len(self._cache) > MAX_CACHED:
@@ -226,7 +237,8 @@ class AnalysisInstance:
         return result
 
     async def _resolve(self, connection: UpstreamConnection[object], result: Any) -> Any:
-        """The completion items, the first public ones with their documentation resolved."""
+        """The completion items, the first public ones with their documentation resolved;
+        :class:`Provisional` when some documentation missed its time."""
         found = result.get("items") if isinstance(result, dict) else result
         if not isinstance(found, list):
             return []
@@ -255,10 +267,13 @@ class AnalysisInstance:
             task.add_done_callback(functools.partial(self._learn_documentation, key))
         if tasks:
             await asyncio.wait(tasks, timeout=RESOLVE_SHARE * self._query_budget())
+        late = False
         for task, index in tasks.items():
             if task.done() and not task.cancelled() and isinstance(task.result(), dict):
                 found[index] = task.result()
-        return found
+            else:
+                late = late or not task.done()
+        return Provisional(found) if late else found
 
     def _learn_documentation(self, key: tuple[str, str], task: asyncio.Future[Any]) -> None:
         if task.cancelled() or task.exception() is not None:
@@ -271,7 +286,9 @@ class AnalysisInstance:
 
     def configure(self) -> None:
         """The main settings changed: resend ours with the current Jedi environment (a
-        no-op until started; a restart reads them anyway)."""
+        no-op until started; a restart reads them anyway), and forget every answer."""
+        with self._cache_lock:
+            self._cache.clear()
         self.server.configure()
 
     def settings(self) -> dict[str, Any]:
@@ -314,8 +331,11 @@ class DocumentAnalysis:
     """The :class:`~steerlsp.models.steering.analysis.Analysis` of one editor document version.
 
     ``text`` is that document's whole speculative text and ``offset`` a code
-    point index into it. Answers are cached per (version, ``text[:offset]``):
-    what follows the offset is taken not to change them.
+    point index into it. Answers are cached per ``text[:offset]``: what follows
+    the offset is taken not to change them, so a keystroke after it (the next
+    version) asks nothing again. Definitions, whose lines may lie after the
+    offset, are cached per version too; a change of settings (the Jedi
+    environment) forgets them all.
     """
 
     def __init__(self, instance: AnalysisInstance, uri: str, version: int) -> None:
@@ -371,11 +391,15 @@ class DocumentAnalysis:
             raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
         instance = self.instance
 
-        async def question() -> T:
+        async def question() -> T | Provisional:
             answer = await instance.query(method, self.uri, text, offset, documented=documented)
+            if isinstance(answer, Provisional):
+                return Provisional(convert(answer.answer))
             return convert(answer)
 
-        key = (method, self.uri, self.version, text[:offset], documented)
+        # A definition's line may lie after the offset: its answer is the version's own.
+        version = self.version if method == types.TEXT_DOCUMENT_DEFINITION else None
+        key = (method, self.uri, version, text[:offset], documented)
         return instance.ask(key, question, timeout)
 
 

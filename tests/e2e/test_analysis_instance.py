@@ -62,6 +62,11 @@ async def test_it_answers_completions_signatures_and_definitions_and_caches_them
     queries = instance.queries
     again = await asyncio.to_thread(doc.completions_at, SPECULATIVE + "\n# x", offset, timeout=1.0)
     assert again == found and instance.queries == queries and instance.cache_hits == 1
+    # So is the next version (a keystroke after the offset), but not for a definition,
+    # whose line may lie after the offset; a change of settings forgets every answer.
+    typed = instance.document(URI, 2)
+    later = await asyncio.to_thread(typed.completions_at, SPECULATIVE + "x", offset, timeout=1.0)
+    assert later == found and instance.queries == queries and instance.cache_hits == 2
 
     call = SPECULATIVE + "with_vat("
     signature = await asyncio.to_thread(doc.signature_at, call, len(call), timeout=10.0)
@@ -79,6 +84,12 @@ async def test_it_answers_completions_signatures_and_definitions_and_caches_them
     status = instance.status()
     assert status["state"] == "running" and status["queries"] == 3
     assert status["rss_mb"] > 10 and status["mean_ms"] > 0 and status["documents"] == 1
+
+    again = await asyncio.to_thread(typed.definition_source, name, len(name) - 4, timeout=10.0)
+    assert again == definition and instance.queries == 4  # asked again at version 2
+    instance.configure()
+    await asyncio.to_thread(doc.completions_at, SPECULATIVE, offset, timeout=30.0)
+    assert instance.queries == 5 and instance.cache_hits == 2
 
 
 async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
