@@ -381,6 +381,10 @@ def complete(client: Client, uri: str, line: int, character: int) -> dict[str, A
     return {"ms": round(ms, 1), "text": text, "error": error}
 
 
+# ``--traces``: each row keeps the whole ``steerlsp/explain`` trace too.
+KEEP_TRACES = False
+
+
 def explained(client: Client, uri: str) -> dict[str, Any]:
     """What ``steerlsp/explain`` says of the document's last completion, in brief."""
     reply, _, error = client.call("steerlsp/explain", {"textDocument": {"uri": uri}}, 30)
@@ -403,7 +407,7 @@ def explained(client: Client, uri: str) -> dict[str, Any]:
         "waited_ms": trace.get("waited_ms", 0.0),
         "interrupts": len(trace.get("interrupts", [])),
         "changed": len(trace.get("changed", [])),
-    }
+    } | ({"trace": trace} if KEEP_TRACES else {})
 
 
 # -- one position -------------------------------------------------------------------------------
@@ -843,7 +847,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="fresh servers each (determinism)")
     parser.add_argument("--tokens", type=int, default=8, help="completion.maxNewTokens")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--traces", action="store_true", help="keep whole explain traces")
     args = parser.parse_args(argv)
+    global KEEP_TRACES
+    KEEP_TRACES = args.traces
     situations = [s for s in SITUATIONS if s in names(args.situations, SITUATIONS)]
     configs = names(args.configs, CONFIGS)
     positions = positions_for(args.limit or None, args.seed)
