@@ -6,7 +6,6 @@ import time
 
 import pytest
 
-from steerlsp.models.steering.monitor import MonitorState
 from steerlsp.models.steering.stages.names import (
     _static_names,
     scope_queries,
@@ -381,9 +380,7 @@ def whole_statement(source: str) -> frozenset[str] | None:
     """``names_in_scope`` where ``<CURSOR>`` stands, asked as ``NameGuard`` asks it when
     the cursor's line alone cannot be replaced."""
     before, after = source.split("<CURSOR>")
-    monitor = MonitorState()
-    monitor.update(before)
-    question = statement_query(before, after, before, monitor)
+    question = statement_query(before, after)
     if question is None:
         return None
     names = names_in_scope(question.text, question.offset)
@@ -431,7 +428,19 @@ def test_a_statement_over_several_lines_is_replaced_whole(source, expected):
 
 def test_a_statement_that_does_not_end_near_the_cursor_has_no_question():
     before = "def f(a):\n    x = g(\n        a."
-    monitor = MonitorState()
-    monitor.update(before)
-    assert statement_query(before, "b" + ",\n" * 5000, before, monitor) is None
-    assert statement_query(before, "b)\n", "    x = g(\n        a.", monitor) is not None
+    assert statement_query(before, "b" + ",\n" * 5000) is None
+    assert statement_query(before, "b)\n") is not None
+    assert statement_query("x = g(\n    a.", "b)\n") is not None  # lexed from the start
+    assert statement_query("\n" + "x = 1\n" * 9000 + "x = g(\n    a.", "b)\n") is None
+
+
+def test_the_statement_is_lexed_from_a_top_level_line_not_from_inside_a_docstring():
+    # The prompt's window may begin inside this docstring; the lexing must not.
+    source = (
+        "import numpy as np\n\n\nclass Converter:\n    @staticmethod\n"
+        '    def convert(values):\n        """Convert.\n\n        It\'s the "one"\n        """\n'
+        "        if isinstance(values, str):\n            return values\n"
+        "        elif isinstance(values, (list, np.<CURSOR>ndarray)):\n"
+        "            return list(values)\n"
+    )
+    assert whole_statement(source) == {"np", "Converter", "values"}

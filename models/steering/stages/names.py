@@ -38,8 +38,12 @@ from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Names in scope offered to the walk after a rewind (Jedi lists ~150 builtins alone).
 MAX_NAMES = 600
-# How far after the cursor the cursor's statement is looked for to end (characters).
+# How far before the cursor a top-level line is looked for, to lex the cursor's statement
+# from, and how far after it the statement is looked for to end (characters).
+STATEMENT_HEAD = 32768
 STATEMENT_TAIL = 4096
+# A line that starts a top-level definition: outside any string or bracket, in code.
+_TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
 _NEXT_LINE = re.compile(r"\n([ \t]*)[^\s#]")  # the next line of code, and its indentation
 
 
@@ -91,27 +95,34 @@ class StatementQuestion(NamedTuple):
     cursor: int  # the cursor's offset in ``statement``
 
 
-def statement_query(
-    before: str, after: str, window: str, monitor: MonitorState
-) -> StatementQuestion | None:
+def statement_query(before: str, after: str) -> StatementQuestion | None:
     """The document with the cursor's whole statement replaced (every line of it, from
     the line it began on to the one it ends on, which may lie after the cursor) and the
     offset before the replacement: a ``pass``, or an ``if 1:`` when the statement is a
     compound header whose body follows (the next line stands deeper). Where the cursor
     is inside brackets or a header (``elif isinstance(x, (np.``), replacing its line
-    alone leaves a document ``ast`` cannot read. ``monitor`` has read ``window``, the
-    end of ``before``; None when the statement began before the window or does not
+    alone leaves a document ``ast`` cannot read.
+
+    The statements are lexed from the last top-level ``def``, ``class`` or decorator
+    line before the cursor, or the document's start (the prompt's window may begin
+    inside a docstring); None when neither is within :data:`STATEMENT_HEAD`
+    characters, or the statement does not
     end within :data:`STATEMENT_TAIL` characters after the cursor (nor the document)."""
-    if not monitor.statement_ends:
+    head = before[-STATEMENT_HEAD:]
+    anchors = list(_TOP_LEVEL.finditer(head))
+    if not anchors and len(head) < len(before):
         return None
-    start = len(before) - len(window) + monitor.statement_ends[-1] + 1
-    probe = monitor.fork()
+    window = head[anchors[-1].start() :] if anchors else before
+    monitor = MonitorState()
+    monitor.update(window)
+    ends = monitor.statement_ends
+    start = len(before) - len(window) + (ends[-1] + 1 if ends else 0)
     fed, end = 0, None
     while end is None and fed < min(len(after), STATEMENT_TAIL):
         chunk = after[fed : fed + 256]
-        probe.update(chunk)
+        monitor.update(chunk)
         fed += len(chunk)
-        end = next((e for e in probe.statement_ends if e >= len(window)), None)
+        end = next((e for e in monitor.statement_ends if e >= len(window)), None)
     if end is None and fed == len(after):  # the statement runs to the document's end
         end = len(window) + len(after)
     if end is None:
@@ -192,7 +203,7 @@ class NameGuard:
         # names whatever the load. Jedi is asked only where ``ast`` cannot answer.
         static = _static_names(questions) if known is None else None
         if static is None and known is None:  # the cursor's statement spans lines
-            whole = statement_query(before, after, window, monitor)
+            whole = statement_query(before, after)
             static = names_in_scope(whole.text, whole.offset) if whole is not None else None
             if whole is not None and static is not None:
                 static |= statement_bindings(whole.statement, whole.cursor)
