@@ -52,7 +52,7 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
 	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
 
-bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp), KV prefix reuse while typing, scoring candidate names whole (token tree vs batch), proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., steering's latency as users meet it (steered vs unsteered, documents just opened, read, typed in; determinism over two runs), the fault suite (fuzz, cancel storm, kills), Helix's completion menu (the AI item, the menu's latency vs pylsp)
+bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp), KV prefix reuse while typing, scoring candidate names whole (token tree vs batch), proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., steering's latency as users meet it (steered vs unsteered, documents just opened, read, typed in; determinism over two runs), the decode loop while the analysis works (OpenMP wait policies), the fault suite (fuzz, cancel storm, kills), Helix's completion menu (the AI item, the menu's latency vs pylsp)
 	$(PY) -m pip install --quiet -e '.[bench]' || echo "llama-cpp-python did not build: decode_bench runs without its llama.cpp column"
 	PYTHONPATH=. $(PY) bench/decode_bench.py --out bench/results
 	PYTHONPATH=. $(PY) bench/prefix_reuse.py --out bench/results
@@ -63,6 +63,7 @@ bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp
 	$(PY) bench/keystroke_latency.py --out bench/results
 	$(PY) bench/analysis_latency.py --json bench/results/analysis_latency.json
 	PYTHONPATH=. $(PY) bench/steering_latency.py --out bench/results
+	PYTHONPATH=. $(PY) bench/decode_contention.py --out bench/results
 	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --hostile 600 --out bench/results/fuzz.json
 	$(PY) bench/helix_fallback.py --out bench/results
 

@@ -8,16 +8,17 @@ every round:
 - **busy**: the private analysis instance answers completion questions back to
   back on real library code (a new document version each, so no answer comes
   from a cache), as it does while a steered completion runs;
-- **busy, nice 19**: the same with the instance at the lowest priority;
-- **idle / busy, 1 thread**: torch's intra-op threads cut to one (which changes
+- **busy (nice 19)**: the same with the instance at the lowest priority;
+- **idle / busy (1 thread)**: torch's intra-op threads cut to one (which changes
   the logits: bf16 sums split differently, so it can change the completion, and
   cannot be switched with the load).
 
 Each condition runs under each OpenMP wait policy (``--wait-policies``), in a
 process of its own, the policies taking turns each round: **spin**, libgomp's
-default (idle threads spin a while before they sleep), and **passive**, what
-the server sets before torch loads (``steerlsp/cli.py``): they sleep at once.
-A spinning team on every core collapses when another process wants one of them.
+default (idle threads spin a while before they sleep), **passive** (they sleep
+at once) and **short spin**, what the server sets before torch loads
+(``server/cli.py``): a thirtieth of the default's spin. A spinning team on
+every core collapses when another process wants one of them.
 
 Per condition: the prefill of a 1000-token prompt of library code on an empty
 cache (tokens/s), 32 greedy decode tokens after it (tokens/s over tokens
@@ -62,16 +63,17 @@ from bench.analysis_latency import positions
 from bench.decode_bench import load_ours
 from bench.next_identifier import THIRD_PARTY, gather
 from steerlsp.models.steering.analysis import AnalysisError
+from steerlsp.server.cli import SPIN_COUNT
 
 PROMPT_TOKENS = 1000
 DECODE_TOKENS = 32
 # name -> (the instance's nice, None: as the server sets it; torch threads, None: all)
 CONDITIONS: dict[str, tuple[int | None, int | None]] = {
     "idle": (None, None),
-    "idle, 1 thread": (None, 1),
+    "idle (1 thread)": (None, 1),
     "busy": (None, None),
-    "busy, nice 19": (19, None),
-    "busy, 1 thread": (None, 1),
+    "busy (nice 19)": (19, None),
+    "busy (1 thread)": (None, 1),
 }
 
 
@@ -89,14 +91,17 @@ class Questions:
         self._thread.start()
 
     def _run(self) -> None:
-        for text, offset in itertools.cycle(self.asked):
+        for count, (text, offset) in enumerate(itertools.cycle(self.asked)):
             self.busy.wait()
             if self.stopped:
                 return
             self.idle.clear()
+            head = f"# question {count}\n"  # answers are cached per text up to the offset
             started = time.perf_counter()
             with contextlib.suppress(AnalysisError):
-                self.host.document(self.path).completions_at(text, offset, timeout=30)
+                self.host.document(self.path).completions_at(
+                    head + text, len(head) + offset, timeout=30
+                )
                 self.latencies.append((time.perf_counter() - started) * 1000)
             self.idle.set()
 
@@ -239,26 +244,18 @@ def table(summary: dict[str, dict[str, float]], report: dict[str, Any], rounds: 
 
 def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
     names = list(summary)
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.38
     xs = range(len(names))
-    ax.bar(
-        [x - width / 2 for x in xs],
-        [summary[n]["prefill_ratio"] for n in names],
-        width,
-        label="prefill",
-    )
-    ax.bar(
-        [x + width / 2 for x in xs],
-        [summary[n]["decode_ratio"] for n in names],
-        width,
-        label="decode",
-    )
+    prefill = [summary[n]["prefill_ratio"] for n in names]
+    decode = [summary[n]["decode_ratio"] for n in names]
+    ax.bar([x - width / 2 for x in xs], prefill, width, label="prefill")
+    ax.bar([x + width / 2 for x in xs], decode, width, label="decode")
     ax.axhline(0.9, color="grey", linestyle="--", linewidth=1, label="target 0.9")
-    ax.set_xticks(list(xs), names)
-    ax.set_ylabel("tok/s ÷ idle (median)")
-    ax.set_title("The decode loop while the analysis instance works")
-    ax.legend(loc="lower left")
+    ax.set_xticks(list(xs), names, rotation=30, ha="right")
+    ax.set_ylabel(f"tok/s ÷ {names[0]} (median)")
+    ax.set_title("The decode loop while the analysis instance works (2 cores)")
+    ax.legend(loc="upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -267,7 +264,8 @@ def plot(summary: dict[str, dict[str, float]], path: Path) -> None:
 # OpenMP's wait policy, set before torch loads (``steerlsp/cli.py``): name -> environment.
 POLICIES: dict[str, dict[str, str]] = {
     "spin": {},  # libgomp's default: idle threads spin a while before they sleep
-    "passive": {"OMP_WAIT_POLICY": "PASSIVE"},  # the server's: they sleep at once
+    "passive": {"OMP_WAIT_POLICY": "PASSIVE"},  # they sleep at once
+    "short spin": {"GOMP_SPINCOUNT": SPIN_COUNT},  # the server's: a thirtieth of the spin
 }
 
 
@@ -280,8 +278,13 @@ def across_policies(policies: list[str], rounds: int, names: list[str]) -> dict[
         turn = round_ % len(policies)
         for policy in policies[turn:] + policies[:turn]:
             with tempfile.TemporaryDirectory() as out:
-                environment = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY",)}
+                environment = {
+                    k: v
+                    for k, v in os.environ.items()
+                    if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+                }
                 command = [sys.executable, __file__, "--rounds", "1", "--out", out]
+                command += ["--wait-policies", ""]  # this process's own
                 command += ["--conditions", ",".join(names)]
                 subprocess.run(command, env=environment | POLICIES[policy], check=True)
                 report = json.loads((Path(out) / "decode_contention.json").read_text())

@@ -117,19 +117,27 @@ def quiet_libraries(*, debug: bool, environ: MutableMapping[str, str] = os.envir
     logging.getLogger("py.warnings").setLevel(logging.DEBUG if debug else logging.ERROR)
 
 
-def share_the_cores(environ: MutableMapping[str, str] = os.environ) -> None:
-    """torch's OpenMP threads sleep as soon as they wait (``OMP_WAIT_POLICY=PASSIVE``),
-    unless the user set a policy. libgomp reads it when torch loads, on the model
-    worker, after this runs.
+# How long (busy-wait iterations) torch's idle OpenMP threads spin before they sleep:
+# libgomp's default is 300,000.
+SPIN_COUNT = "10000"
 
-    By default idle threads spin, which pays on a machine of their own; steerlsp
-    shares one with the processes it starts (both pylsps lint and infer while the
-    model decodes), and on 2 cores a spinning team's throughput fell to 0.12-0.16x
-    whenever one of them worked, against 0.6-0.75x sleeping, for 0.77-0.83x when
-    nothing else runs (``bench/decode_contention.py``). Cutting the threads instead
-    would change the logits with the load (bf16 sums split differently).
+
+def share_the_cores(environ: MutableMapping[str, str] = os.environ) -> None:
+    """torch's OpenMP threads spin only briefly when they wait (``GOMP_SPINCOUNT``),
+    unless the user chose a wait policy or a spin count. libgomp reads it when torch
+    loads, on the model worker, after this runs.
+
+    By default idle threads spin a while, which pays on a machine of their own;
+    steerlsp shares one with the processes it starts (both pylsps lint and infer
+    while the model decodes), and on 2 cores a spinning team's throughput fell to
+    0.10-0.20x whenever one of them worked. Spinning a thirtieth as long kept
+    0.45-0.50x, at the full speed when nothing else runs; sleeping at once
+    (``OMP_WAIT_POLICY=PASSIVE``) kept 0.62-0.70x but cost 6-21% when nothing else
+    runs (``bench/decode_contention.py``). Cutting the threads instead would change
+    the logits with the load (bf16 sums split differently).
     """
-    environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    if "OMP_WAIT_POLICY" not in environ:
+        environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
 
 
 async def serve(

@@ -103,17 +103,20 @@ async def test_logs_hold_no_document_text_below_debug(start_raw, shop, tmp_path)
     assert SECRET in debug  # debug is the explicit opt-in
 
 
-async def test_the_models_threads_sleep_when_they_wait_unless_the_user_chose(start_raw, shop):
+async def test_the_models_threads_spin_briefly_unless_the_user_chose(start_raw, shop):
     """``share_the_cores``: set before torch loads, so what steerlsp starts inherits it."""
+    variables = (b"OMP_WAIT_POLICY=", b"GOMP_SPINCOUNT=")
 
-    async def policy(*environment: str) -> bytes:
+    async def chosen(*environment: str) -> list[bytes]:
         client = await start_raw(["env", *environment, *steerlsp_command()])
         await client.initialize(shop)
         pid = (await client.request("steerlsp/status"))["result"]["upstream"]["pid"]
         with open(f"/proc/{pid}/environ", "rb") as environ:
-            found = [v for v in environ.read().split(b"\0") if v.startswith(b"OMP_WAIT_POLICY=")]
+            found = [v for v in environ.read().split(b"\0") if v.startswith(variables)]
         assert await client.shutdown() == 0
-        return found[0] if found else b""
+        return sorted(found)
 
-    assert await policy("-u", "OMP_WAIT_POLICY") == b"OMP_WAIT_POLICY=PASSIVE"
-    assert await policy("OMP_WAIT_POLICY=ACTIVE") == b"OMP_WAIT_POLICY=ACTIVE"
+    unset = ("-u", "OMP_WAIT_POLICY", "-u", "GOMP_SPINCOUNT")
+    assert await chosen(*unset) == [b"GOMP_SPINCOUNT=10000"]
+    assert await chosen(*unset, "OMP_WAIT_POLICY=ACTIVE") == [b"OMP_WAIT_POLICY=ACTIVE"]
+    assert await chosen(*unset, "GOMP_SPINCOUNT=5") == [b"GOMP_SPINCOUNT=5"]
