@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from steerlsp import __version__
 from steerlsp.server import config
 from steerlsp.server.analysis.instance import AnalysisInstance
-from steerlsp.server.analysis.warming import ImportWarmer
 from steerlsp.server.chatlsp import handlers as chatlsp_handlers
 from steerlsp.server.chatlsp.service import ChatLsp
 from steerlsp.server.completion.explained import ExplainStore
@@ -43,11 +42,9 @@ class App:
     completions: Completions
     chat: ChatLsp
     analysis: AnalysisInstance
-    warmer: ImportWarmer
 
     async def close(self) -> None:
         """Stop what runs beside the server once the session is over."""
-        await self.warmer.stop()
         await self.analysis.stop()
         self.chat.close()
 
@@ -120,28 +117,12 @@ def build_server(
             unstructure=lambda item: pygls_adapter.unstructure(server.protocol, item),
         )
     )
-
-    def python_text(uri: str) -> str | None:
-        document = documents.get(uri)
-        if document is None or document.content is None:
-            return None
-        python = document.language_id == "python" or uri.endswith((".py", ".pyi"))
-        return document.source if python else None
-
-    warmer = ImportWarmer(
-        analysis,
-        text=python_text,
-        enabled=lambda: server.settings.steering.enabled and server.settings.completion.enabled,
-        idle=lambda: host.ready and host.worker.idle,
-        environment=server.python_environment,
-    )
-    proxy.on_synced(warmer.synced)
     handlers.register(server, host, completions, chat)
     chatlsp_handlers.register(server, chat, completions)
     handlers.register_accepted(server, host)
     if bench_methods:
         handlers.register_bench(server)
-    return App(server, proxy, host, completions, chat, analysis, warmer)
+    return App(server, proxy, host, completions, chat, analysis)
 
 
 __all__ = ["App", "build_server"]

@@ -127,11 +127,6 @@ class ModelWorker:
             self._jobs.put(job)
         return job
 
-    @property
-    def idle(self) -> bool:
-        """Whether no job runs or waits (a glance: a job may be submitted right after)."""
-        return not self._busy and self._jobs.empty()
-
     def stop(self) -> None:
         """Finish the current job, then end the thread."""
         with self._lock:

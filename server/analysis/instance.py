@@ -118,8 +118,6 @@ class AnalysisInstance:
         # Resolved documentation by (label, detail): Jedi's detail names the defining
         # class or module, so a member's documentation is resolved once per session.
         self._documentation: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        # (Jedi environment, name) the import warmer asked about (``warming.py``).
-        self.warmed: set[tuple[str | None, str]] = set()
         self.queries = 0  # answered by the server (cache hits excluded)
         self.cache_hits = 0
         self.timeouts = 0
@@ -323,7 +321,6 @@ class AnalysisInstance:
             "documents": len(self._docs),
             "queries": self.queries,
             "cache_hits": self.cache_hits,
-            "warmed": len(self.warmed),
             "timeouts": self.timeouts,
             "timeouts_in_a_row": self.server.timeouts_in_a_row,
             "mean_ms": round(self._total_ms / self.queries, 1) if self.queries else None,

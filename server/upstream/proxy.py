@@ -77,7 +77,6 @@ class Proxy:
         self._client_to_upstream: dict[rpc.MsgId, int] = {}
         self._settings: dict[str, Any] | None = None
         self._overlay: dict[str, Any] | None = None
-        self._synced: list[Callable[[str, str], None]] = []
 
     # ---- client side ---------------------------------------------------
 
@@ -212,7 +211,6 @@ class Proxy:
                 message = self.documents.toward_upstream(method, raw["params"])
                 if message is not None:
                     self.upstream.send(message, replayable=True)
-                self._tell_synced(method, raw["params"])
             return
         problem = rpc.unsendable(raw.get("params"))
         if problem is not None and method == types.WORKSPACE_DID_CHANGE_CONFIGURATION:
@@ -251,21 +249,6 @@ class Proxy:
         log.warning("response to an unknown request id %r", msg_id)
 
     # ---- settings ------------------------------------------------------
-
-    def on_synced(self, listener: Callable[[str, str], None]) -> None:
-        """Call ``listener(method, uri)`` after each text document's open, change or close."""
-        self._synced.append(listener)
-
-    def _tell_synced(self, method: str, params: Any) -> None:
-        document = params.get("textDocument") if isinstance(params, dict) else None
-        uri = document.get("uri") if isinstance(document, dict) else None
-        if method not in sync.TEXT_SYNC or not isinstance(uri, str):
-            return
-        for listener in self._synced:
-            try:
-                listener(method, uri)
-            except Exception:  # a listener's failure is its own: the sync went through
-                log.exception("a document sync listener failed")
 
     def rewrite_results_with(self, rewriter: ResultRewriter) -> None:
         """Let ``rewriter`` change the results of the methods it asks for."""
