@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.analysis_host import AnalysisHost
 from bench.analysis_latency import positions
-from bench.decode_bench import load_ours
+from bench.decode_bench import load_ours, timed_decode
 from bench.next_identifier import THIRD_PARTY, gather
 from steerlsp.models.steering.analysis import AnalysisError
 from steerlsp.server.cli import SPIN_COUNT
@@ -129,24 +129,9 @@ def library_source() -> tuple[Path, Path, str | None]:
 
 
 def timed(completer: Any, ids: list[int]) -> dict[str, float]:
-    """Prefill ``ids`` on an empty cache, then greedy tokens with EOS masked."""
-    engine = completer.engine
-    eos = torch.tensor(sorted(engine.eos_ids))
-    times: list[float] = []
-
-    def clock(text: str) -> bool:
-        times.append(time.perf_counter())
-        return False
-
-    engine.reset()
-    got = engine.generate(
-        ids,
-        max_new_tokens=DECODE_TOKENS,
-        processors=[lambda history, scores: scores.index_fill(-1, eos, float("-inf"))],
-        should_stop=clock,
-    )
-    decode = (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0
-    return {"prefill_tps": len(ids) / got.prefill_seconds, "decode_tps": decode}
+    """Prefill ``ids`` on an empty cache, then greedy tokens with EOS masked: tokens/s."""
+    got = timed_decode(completer.engine, ids, DECODE_TOKENS, None)
+    return {"prefill_tps": got["prefill_tps"], "decode_tps": got["decode_tps"]}
 
 
 def set_nice(pid: int, nice: int) -> None:
