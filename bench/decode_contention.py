@@ -67,7 +67,7 @@ from steerlsp.server.cli import SPIN_COUNT
 
 PROMPT_TOKENS = 1000
 DECODE_TOKENS = 32
-# name -> (the instance's nice, None: as the server sets it; torch threads, None: all)
+# name -> (the instance's nice, None: left as started; torch threads, None: all)
 CONDITIONS: dict[str, tuple[int | None, int | None]] = {
     "idle": (None, None),
     "idle (1 thread)": (None, 1),

@@ -105,9 +105,9 @@ def statement_query(before: str, after: str) -> StatementQuestion | None:
 
     The statements are lexed from the last top-level ``def``, ``class`` or decorator
     line before the cursor, or the document's start (the prompt's window may begin
-    inside a docstring); None when neither is within :data:`STATEMENT_HEAD`
-    characters, or the statement does not
-    end within :data:`STATEMENT_TAIL` characters after the cursor (nor the document)."""
+    inside a docstring); None when neither is within :data:`STATEMENT_HEAD` characters,
+    or the statement does not end within :data:`STATEMENT_TAIL` characters after the
+    cursor (nor the document)."""
     head = before[-STATEMENT_HEAD:]
     anchors = list(_TOP_LEVEL.finditer(head))
     if not anchors and len(head) < len(before):
