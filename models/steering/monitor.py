@@ -69,6 +69,10 @@ class TriggerPoint:
     partial_start: int  # where that identifier starts; == offset when it is empty
     after_dot: bool  # the identifier (or the end) follows a ``.``
     call: CallContext | None  # the innermost enclosing call, also inside a nested literal
+    # The expression the dot continues is passed as a value where it stands: a
+    # decorator (``@functools.``), a call's argument (``map(str.``) or keyword value
+    # (``key=str.``), where a method is as often named as called.
+    passed: bool = False
 
 
 _CODE, _STRING, _COMMENT = "code", "string", "comment"
@@ -105,6 +109,9 @@ class MonitorState:
         self._last = ""  # kind of the last token: "" at a statement's start
         self._last_end = 0
         self._chain_start = 0  # start of the expression that the last token ends
+        self._chain_passed = False  # that expression is passed as a value (TriggerPoint.passed)
+        self._op = ""  # the operator characters of the last token, when it is one
+        self._decorator = False  # the statement opened with ``@``
         self._brackets = Brackets()
         self._continuation = False  # a backslash: the next newline joins lines
         self._statement = Statement()
@@ -168,11 +175,19 @@ class MonitorState:
             if self._ident_binding:
                 return none
             after_dot = self._ident_prev == "dot"
+            passed = after_dot and self._chain_passed
             return TriggerPoint(
-                Trigger.INSIDE_IDENTIFIER, end, self._ident, self._ident_start, after_dot, call
+                Trigger.INSIDE_IDENTIFIER,
+                end,
+                self._ident,
+                self._ident_start,
+                after_dot,
+                call,
+                passed,
             )
         if self._last == "dot" and self._last_end == end:
-            return TriggerPoint(Trigger.COMPLETIONS_AFTER_DOT, end, "", end, True, call)
+            passed = self._chain_passed
+            return TriggerPoint(Trigger.COMPLETIONS_AFTER_DOT, end, "", end, True, call, passed)
         top = self._brackets.top
         if top and top.kind == "call" and self._last in ("open", "comma"):
             return TriggerPoint(Trigger.CALL_ARGUMENT, end, "", end, False, call)
@@ -282,12 +297,24 @@ class MonitorState:
         self._mode = _CODE
         if self._string.previous != "string":  # "a" "b" is one expression
             self._chain_start = self._string.start
+            self._chain_passed = self._passes(self._string.previous)
         self._token("string", end)
 
     def _token(self, kind: str, end: int) -> None:
         self._last = kind
         self._last_end = end
+        self._op = ""
         self._statement.token()
+
+    def _passes(self, previous: str) -> bool:
+        """Whether an expression that starts after a token of kind ``previous`` is passed
+        as a value: right after a statement's ``@``, or as a call's argument."""
+        if previous == "op" and self._op == "@":
+            return self._decorator
+        top = self._brackets.top
+        if top is None or top.kind != "call":
+            return False
+        return previous in ("open", "comma") or (previous == "op" and self._op == "=")
 
     def _end_identifier(self, end: int) -> None:
         word, start, previous = self._ident or "", self._ident_start, self._last
@@ -300,11 +327,13 @@ class MonitorState:
         defining = self._statement.defining
         if previous != "dot":
             self._chain_start = start
+            self._chain_passed = self._passes(previous)
         self._token("name", end)
         self._statement.named(defining)
 
     def _end_statement(self) -> None:
         self._last = ""
+        self._decorator = False
         self._statement.end()
 
     def _punctuation(self, char: str, position: int) -> None:
@@ -335,12 +364,16 @@ class MonitorState:
         else:
             # ``*args`` and ``**kwargs`` still bind a name
             binding = self._statement.binding_next and char in "*/"
+            joined = self._op if self._last == "op" and self._last_end == position else ""
+            if char == "@" and self._statement.tokens == 0:
+                self._decorator = True
             self._token("op", end)
+            self._op = joined + char  # ``==`` is not a keyword argument's ``=``
             self._statement.binding_next = binding
 
     def _open(self, char: str, position: int) -> None:
         state = self._statement.defining
-        chain, callee = position, ""
+        chain, callee, passed = position, "", self._passes(self._last)
         if char == "(" and state == "def:named":
             kind = "params"
         elif char == "(" and state == "class:named":
@@ -349,12 +382,12 @@ class MonitorState:
             kind = "import"
         elif char != "{" and self._last in _EXPRESSION_ENDS:
             kind = "call" if char == "(" else "subscript"
-            chain = self._chain_start
+            chain, passed = self._chain_start, self._chain_passed
             if kind == "call":
                 callee = self._text.slice(chain, position).strip()
         else:
             kind = "group"
-        self._brackets.open(Frame(char, position, kind, chain, callee, 0))
+        self._brackets.open(Frame(char, position, kind, chain, callee, 0, passed=passed))
         self._token("open", position + 1)
         self._statement.opened(kind)
 
@@ -371,7 +404,7 @@ class MonitorState:
             return
         expression = frame.kind in ("call", "subscript", "group")
         self._token("close" if expression else "op", end)
-        self._chain_start = frame.chain_start
+        self._chain_start, self._chain_passed = frame.chain_start, frame.passed
 
     def _enter_spec(self, field: Frame) -> None:
         """``:`` at a field's top level: its format spec, a string up to the field's ``}``."""

@@ -20,6 +20,7 @@ class Frame(NamedTuple):
     callee: str
     arguments: int
     resume: StringState | None = None  # a field: the string it interrupts
+    passed: bool = False  # the expression it belongs to is passed as a value (TriggerPoint)
 
 
 class Brackets:

@@ -176,6 +176,35 @@ def test_partial_identifier_reports_where_it_starts() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "passed"),
+    [
+        ("@functools.", True),  # a decorator
+        ("class A:\n    @functools.ca", True),
+        ("@app.route('/', methods=m.", True),
+        ("x = map(str.", True),  # an argument
+        ("sorted(x, key=str.lo", True),  # a keyword argument's value
+        ('f(a, "x".', True),
+        ("f(g(a.b).", True),  # the chain ``g(a.b)`` is the argument
+        ("f(\n    a,\n    os.path.", True),
+        ("x = obj.", False),
+        ("lines = f.read.", False),
+        ("f(a == b.", False),  # a comparison, not a keyword argument
+        ("f(x >= b.", False),
+        ("f(x=-b.", False),
+        ("y = a @ b.", False),  # matrix multiplication
+        ("f(a)\nb.", False),
+        ("@property\ndef x(self):\n    return self.", False),
+        ("x = [str.", False),  # a list's element: no call
+        ("f([str.", False),
+    ],
+)
+def test_a_receiver_passed_as_a_value(text: str, passed: bool) -> None:
+    point = trigger_at(text)
+    assert point.after_dot
+    assert point.passed is passed
+
+
+@pytest.mark.parametrize(
     ("text", "call"),
     [
         ("a.b(c, d.", CallContext("a.b", 1, 3)),

@@ -489,6 +489,28 @@ def test_follow_by_kind_steers_the_token_after_the_name(inner, pool, item, prefe
     assert (changed["before"], changed["after"]) == (preferred[after_name], wrote[after_name])
 
 
+@pytest.mark.parametrize(
+    ("head", "after"),
+    [
+        ("@obj", "\ndef g():\n    pass\n"),  # a decorator: ``@functools.cache``
+        ("def f(obj):\n    return sorted(x, key=obj", ")\n"),  # a keyword argument's value
+    ],
+)
+def test_a_method_passed_as_a_value_is_not_made_a_call(inner, pool, head, after):
+    named, called = head + ".update" + after, head + ".update()" + after
+    script = Script({named: 0.6, called: 0.4})
+    analysis = completions(method("update"))
+    run = steered(inner, script, head, analysis, pool)
+    assert run.text == named[len(head) :]
+    assert analysis.calls  # the walk was steered: the items were asked
+    assert run.trace["walks"][0]["followed"] == ["update"]
+    assert run.trace["changed"] == []
+    # Where the expression is not passed, the same method is called.
+    plain = "def f(obj):\n    x = obj"
+    script = Script({plain + ".update\n": 0.6, plain + ".update()\n": 0.4})
+    assert steered(inner, script, plain, completions(method("update")), pool).text == ".update()\n"
+
+
 # --- deprecation: read from the definitions' source ---------------------------------
 
 MODEL_SOURCE = """from typing_extensions import deprecated

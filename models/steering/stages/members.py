@@ -22,7 +22,12 @@ from steerlsp.models.deprecation.static import Deprecation
 from steerlsp.models.steering.analysis import CompletionCandidate
 from steerlsp.models.steering.monitor import Trigger, TriggerPoint
 from steerlsp.models.steering.processors.base import LogitsProcessor
-from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote, FollowByKind
+from steerlsp.models.steering.processors.candidates import (
+    CALLED,
+    CandidateWalk,
+    Demote,
+    FollowByKind,
+)
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.ranker import Ranker
 from steerlsp.models.steering.ranking.relevance import DocumentUsage
@@ -256,7 +261,13 @@ class MemberWalk(Stage):
                     Demote(leading, among=trie.allowed_next([]), steps=1, start=start)
                 )
         if o.follow_kind:
-            kinds = {remainder[c.name]: c.kind for c in spelled.items if c.kind in _KINDS}
+            # Where the expression is passed as a value (a decorator, an argument), a
+            # method is as often named as called: ``(`` is the model's to choose.
+            kinds = {
+                remainder[c.name]: c.kind
+                for c in spelled.items
+                if c.kind in _KINDS and not (point.passed and c.kind in CALLED)
+            }
             processors.append(FollowByKind(trie, kinds, delta=o.delta, start=start))
         walks = [p for p in processors if isinstance(p, CandidateWalk)]
         entry = {
