@@ -848,12 +848,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=8, help="completion.maxNewTokens")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--traces", action="store_true", help="keep whole explain traces")
+    parser.add_argument(
+        "--only", default="", help="positions whose id contains one of these (comma-separated)"
+    )
     args = parser.parse_args(argv)
     global KEEP_TRACES
     KEEP_TRACES = args.traces
     situations = [s for s in SITUATIONS if s in names(args.situations, SITUATIONS)]
     configs = names(args.configs, CONFIGS)
     positions = positions_for(args.limit or None, args.seed)
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        positions = [p for p in positions if any(w in p.id for w in wanted)]
     roots = {(p.root, p.python) for p in positions}
     if len(roots) != 1:  # every library comes from one venv today; servers are per root
         raise SystemExit(f"positions from {len(roots)} venvs; this bench serves one")

@@ -130,6 +130,13 @@ class Query:
     at: int  # the trigger's offset in the generated text (for the trace)
     owner: Stage | None = None  # None: waited for by the stage that asked, in place
     extra: Any = None
+    answered: float | None = field(default=None, init=False)  # when the future finished
+
+    def __post_init__(self) -> None:
+        self.future.add_done_callback(self._finished)
+
+    def _finished(self, _: concurrent.futures.Future[Any]) -> None:
+        self.answered = time.perf_counter()
 
 
 class Budget:
@@ -201,6 +208,8 @@ class Budget:
         self.block(blocked)
         entry["latency_ms"] = round((now - query.started) * 1000, 2)
         entry["blocked_ms"] = round(blocked * 1000, 2)
+        if query.answered is not None:  # the answer came before it was read
+            entry["answered_ms"] = round((query.answered - query.started) * 1000, 2)
         if isinstance(answer, tuple):  # completions, and the future of their files
             entry["results"] = len(answer[0])
         elif isinstance(answer, list | dict):
