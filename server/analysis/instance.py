@@ -11,7 +11,9 @@ The decode thread asks through :meth:`AnalysisInstance.document`, an
 :class:`~steerlsp.models.steering.analysis.Analysis` bound to one document version;
 each question runs on the event loop (``run_coroutine_threadsafe``) within
 its time budget, and answers are cached per speculative text up to the
-offset (definitions per document version too).
+offset (definitions per document version too), or, for the members of a module
+the document imports (``np.``), per module for every document
+(:mod:`~steerlsp.server.analysis.receivers`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from steerlsp import guard
 from steerlsp.models.options import SteeringOptions
@@ -42,6 +46,7 @@ from steerlsp.models.steering.analysis import (
 from steerlsp.server.analysis import items as items
 from steerlsp.server.analysis.documents import PrivateDocuments
 from steerlsp.server.analysis.private_server import STUCK_SECONDS, TUNED_SETTINGS, PrivateServer
+from steerlsp.server.analysis.receivers import module_receiver
 from steerlsp.server.documents.text import utf8_size
 from steerlsp.server.upstream import environment, isolation
 from steerlsp.server.upstream.connection import UpstreamConnection, UpstreamOptions
@@ -180,6 +185,23 @@ class AnalysisInstance:
             if len(self._cache) > MAX_CACHED:
                 self._cache.popitem(last=False)
         return answer
+
+    def shared_module(self, module: str, uri: str) -> bool:
+        """Whether ``module``'s members are the same for every document: it is not the
+        workspace's own (a file or package in its root, its ``src``, or beside the
+        document ``uri``), whose members change as the user edits it."""
+        top = module.split(".")[0]
+        folders = [os.path.dirname(to_fs_path(uri) or "")]
+        root = self.server.root_uri()
+        if root:
+            folder = to_fs_path(root) or ""
+            folders += [folder, os.path.join(folder, "src")]
+        return not any(
+            os.path.exists(os.path.join(folder, name))
+            for folder in folders
+            if folder
+            for name in (top, f"{top}.py", f"{top}.pyi")
+        )
 
     def warm(self) -> None:
         """Start pylsp now and have it answer one throwaway completion, so that the first
@@ -333,9 +355,12 @@ class DocumentAnalysis:
     ``text`` is that document's whole speculative text and ``offset`` a code
     point index into it. Answers are cached per ``text[:offset]``: what follows
     the offset is taken not to change them, so a keystroke after it (the next
-    version) asks nothing again. Definitions, whose lines may lie after the
-    offset, are cached per version too; a change of settings (the Jedi
-    environment) forgets them all.
+    version) asks nothing again. The members of a module the document imports
+    and uses only as a module (``np.`` after ``import numpy as np``), unless the
+    module is the workspace's own, are cached per module instead: every document
+    and position shares them. Definitions, whose lines may lie after the offset,
+    are cached per version too; a change of settings (the Jedi environment)
+    forgets them all.
     """
 
     def __init__(self, instance: AnalysisInstance, uri: str, version: int) -> None:
@@ -399,7 +424,11 @@ class DocumentAnalysis:
 
         # A definition's line may lie after the offset: its answer is the version's own.
         version = self.version if method == types.TEXT_DOCUMENT_DEFINITION else None
-        key = (method, self.uri, version, text[:offset], documented)
+        key: tuple[Any, ...] = (method, self.uri, version, text[:offset], documented)
+        if method == types.TEXT_DOCUMENT_COMPLETION:
+            module = module_receiver(text, offset)
+            if module is not None and instance.shared_module(module, self.uri):
+                key = (method, "module", module, documented)  # every document's answer
         return instance.ask(key, question, timeout)
 
 

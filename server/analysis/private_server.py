@@ -171,6 +171,10 @@ class PrivateServer:
                 rpc.notification(types.WORKSPACE_DID_CHANGE_CONFIGURATION, self._settings())
             )
 
+    def root_uri(self) -> str | None:
+        """The workspace root the instance is (or will be) started with."""
+        return self._root_uri()
+
     def warm_uri(self) -> str:
         """A file in the workspace root (Jedi then sees the project), never written."""
         root = self._root_uri()

@@ -92,6 +92,33 @@ async def test_it_answers_completions_signatures_and_definitions_and_caches_them
     assert instance.queries == 5 and instance.cache_hits == 2
 
 
+async def test_a_modules_members_are_asked_once_for_every_document(instance):
+    """``js.`` after ``import json as js`` is the module's members wherever it is written:
+    asked once, then shared by other documents and positions. A name bound another
+    way, or a module of the workspace's own, is asked about as the text stands."""
+    cart = SHOP / "shop" / "cart.py"
+    first = "import json as js\n\n\ndef dump(x):\n    return js."
+    doc = instance.document(URI, 1)
+    found = await asyncio.to_thread(doc.completions_at, first, len(first), timeout=30.0)
+    assert {"dumps", "loads", "JSONDecodeError"} <= {c.name for c in found}
+    queries = instance.queries
+    other = instance.document(from_fs_path(str(cart)) or "", 7)
+    second = cart.read_text() + "\nimport json\n\n\ndef load(text):\n    data = json."
+    again = await asyncio.to_thread(other.completions_at, second, len(second), timeout=1.0)
+    assert again == found and instance.queries == queries and instance.cache_hits == 1
+
+    shadowed = "import json as js\n\n\ndef dump(js):\n    return js."
+    await asyncio.to_thread(doc.completions_at, shadowed, len(shadowed), timeout=30.0)
+    assert instance.queries == queries + 1
+    # ``shop`` is the workspace's own package: its members change as the user edits it.
+    own = "import shop\n\nshop."
+    listed = await asyncio.to_thread(doc.completions_at, own, len(own), timeout=30.0)
+    assert {"cart", "pricing"} <= {c.name for c in listed}
+    own_again = "import shop\n\n\nshop."
+    await asyncio.to_thread(doc.completions_at, own_again, len(own_again), timeout=30.0)
+    assert instance.queries == queries + 3
+
+
 async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
     doc = instance.document(URI, 1)
     await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
