@@ -407,6 +407,7 @@ def explained(client: Client, uri: str) -> dict[str, Any]:
         "waited_ms": trace.get("waited_ms", 0.0),
         "interrupts": len(trace.get("interrupts", [])),
         "changed": len(trace.get("changed", [])),
+        "timing": result.get("timing") or {},
     } | ({"trace": trace} if KEEP_TRACES else {})
 
 

@@ -93,6 +93,7 @@ class _Run:
         self.logits = torch.empty(0)  # after a rewind: the logits to go on from
         self.drafted = self.accepted = 0
         self.kept = 0  # of the last draft
+        self.steering = 0.0  # seconds in the processors and the hook (Generation.timings)
 
     def take(self, token: int, extra: int = 0) -> str:
         """Append a chosen token. ``extra``: how many tokens the cache holds beyond the
@@ -103,8 +104,10 @@ class _Run:
         self.text = self.engine.tokenizer.decode(self.out, skip_special_tokens=True)
         self.history = torch.cat([self.history, self.history.new_tensor([[token]])], dim=1)
         if self.hook is not None:
+            started = time.perf_counter()
             self.hook.observe(token, self.text)
             keep = self.hook.rewind()
+            self.steering += time.perf_counter() - started
             if keep is not None and 0 <= keep < len(self.out):
                 # Keep prompt + out[:keep]: cut the cache to prompt + out[:-1] first.
                 self.engine.cache.forget(extra)
@@ -165,9 +168,11 @@ class Engine:
             if cancelled():
                 run.stop = "cancelled"
                 break
+            steering = time.perf_counter()
             logits = self.apply_steering(run.history, logits, processors)
             if hook is not None:
                 logits = hook.steer(self, run.history, logits)
+            run.steering += time.perf_counter() - steering
             token = self.sample(logits, sampling, generator)
             if token in self.eos_ids or token in stop_ids:
                 run.stop = "eos"
@@ -199,6 +204,7 @@ class Engine:
             reused,
             prefilled - started,
             ended - prefilled,
+            timings={"steering": run.steering},
             drafted=run.drafted,
             accepted=run.accepted,
         )

@@ -32,7 +32,13 @@ from steerlsp.server.chatlsp.repair import Completed, with_context
 from steerlsp.server.chatlsp.service import ChatLsp, Hole
 from steerlsp.server.completion.explained import ExplainStore
 from steerlsp.server.completion.host import ModelHost
-from steerlsp.server.completion.replies import document_with, inline_list, printable, relative_path
+from steerlsp.server.completion.replies import (
+    document_with,
+    inline_list,
+    printable,
+    relative_path,
+    timing_of,
+)
 from steerlsp.server.completion.suggestions import Suggestions
 from steerlsp.server.config import Settings
 from steerlsp.server.documents.cursor import Around, text_around
@@ -313,6 +319,7 @@ class Completions:
             completion.trace,
             prompt_tokens=completion.prompt_tokens,
             context=tuple(k for k, v in dataclasses.asdict(given).items() if v),
+            timing=timing_of(completion.generation),
         )
         return texts
 

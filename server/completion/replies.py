@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from steerlsp.models.decoding.engine import Generation
 from steerlsp.models.options import Document
 from steerlsp.server.documents.encodings import to_code_points
 from steerlsp.server.documents.text import bare
@@ -48,11 +49,25 @@ class Explained:
     prompt_tokens: int = 0
     context: tuple[str, ...] = ()  # the ChatLSP parts its prompt had ("expected_type", ...)
     rounds: int = 0  # error rounds before it
+    # Where its time went (ms): the prefill, the decode loop, and within the loop the
+    # steering (its processors, questions waited for and scoring passes included).
+    timing: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON result of ``steerlsp/explain``, every string printable: the trace
         quotes token texts, library docstrings and error messages."""
         return printable_json(dataclasses.asdict(self))  # type: ignore[no-any-return]
+
+
+def timing_of(generation: Generation) -> dict[str, float]:
+    """:attr:`Explained.timing` of one generation, in milliseconds."""
+    return {
+        "prefill_ms": round(generation.prefill_seconds * 1000, 1),
+        "decode_ms": round(generation.decode_seconds * 1000, 1),
+        "steering_ms": round(generation.timings.get("steering", 0.0) * 1000, 1),
+        "reused_tokens": generation.reused_tokens,
+        "tokens": len(generation.token_ids),
+    }
 
 
 def printable(text: str) -> str:

@@ -59,6 +59,10 @@ async def test_a_completion_after_a_dot_is_steered_and_explained(start_raw, shop
     assert explained["uri"] == uri and explained["version"] == 1
     assert explained["completion"] == text
     assert explained["steered"] is True
+    timing = explained["timing"]
+    assert timing["prefill_ms"] > 0 and timing["decode_ms"] > 0
+    assert 0 < timing["steering_ms"] <= timing["decode_ms"]
+    assert timing["tokens"] > 0 and 0 <= timing["reused_tokens"] < explained["prompt_tokens"]
     trace = explained["trace"]
     assert trace["triggers"], trace
     completions = [q for q in trace["queries"] if q["query"] == "completions"]
