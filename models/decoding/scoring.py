@@ -37,8 +37,10 @@ class Scorer:
         ``logits`` [1, V] are the current next-token logits; ``ends`` [V] bool marks
         the tokens that end the sequence (those that cannot continue an
         identifier). All sequences run in one forward pass on the shared cache,
-        which is left as it was: as one row, a token tree whose attention masks
-        keep each sequence to the prefix and itself (Gemma 3's full and sliding
+        which is left as it was: as one row, a token tree (a prefix the sequences
+        share is fed once: ``message_gte`` and ``message_lte`` share ``message`` and
+        ``_``, and each token fed costs the whole vocabulary's logits) whose
+        attention masks keep each token to the prefix and its ancestors (Gemma 3's full and sliding
         layers; than a batch, which copies the cache once per sequence, 1.3x
         faster after 200 tokens and 1.9x after 1,000: ``bench/score_names.py``),
         or else as a batch.
@@ -51,25 +53,25 @@ class Scorer:
         layers = self.cache.layers
         if layers is None:
             return [float("-inf")] * len(sequences)
+        tree = PrefixTree(sequences)
         saved = self.cache.save()
         try:
-            hidden = self._tree_hidden(sequences, layers) if self._tree else None
+            hidden = self._tree_hidden(tree, layers) if self._tree else None
             if hidden is None:
                 self.cache.restore(saved)
-                hidden = self._batched_hidden(sequences)
-            logprobs = torch.log_softmax(self._head(hidden), dim=-1)  # [N, V]
+                hidden = self._batched_hidden(sequences)[tree.first_seen]
+            logprobs = torch.log_softmax(self._head(hidden), dim=-1)  # [nodes, V]
         finally:
             self.cache.restore(saved)
         ends = ends[: logprobs.shape[-1]].to(logprobs.device)
-        scores, at = [], 0
-        for sequence in sequences:
+        scores = []
+        for sequence, path in zip(sequences, tree.paths, strict=True):
             total = float(first[sequence[0]])
             for position in range(len(sequence) - 1):
-                total += float(logprobs[at + position, sequence[position + 1]])
-            last = logprobs[at + len(sequence) - 1, : len(ends)]
+                total += float(logprobs[path[position], sequence[position + 1]])
+            last = logprobs[path[-1], : len(ends)]
             total += float(torch.logsumexp(last[ends], dim=0))
             scores.append(total)
-            at += len(sequence)
         return scores
 
     def _batched_hidden(self, sequences: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -84,13 +86,13 @@ class Scorer:
         return self.cache.hidden(ids)[rows, cols]
 
     def _tree_masks(
-        self, sequences: Sequence[Sequence[int]], layers: Sequence[Any]
+        self, tree: PrefixTree, layers: Sequence[Any]
     ) -> dict[str, torch.Tensor] | None:
-        """Attention masks that put every sequence in one row after the cache, each
-        token seeing the cached prefix (within a sliding window where its layer has
-        one) and its own sequence's earlier tokens: a token tree, no cache copies.
-        One mask per layer type, [1, 1, N, cached + N] bool; None where the model
-        does not name its layer types as full or sliding attention (the batch then)."""
+        """Attention masks that put the tree's nodes in one row after the cache, each
+        seeing the cached prefix (within a sliding window where its layer has one),
+        its ancestors and itself: a token tree, no cache copies. One mask per layer
+        type, [1, 1, N, cached + N] bool; None where the model does not name its
+        layer types as full or sliding attention (the batch then)."""
         config = self.model.config.get_text_config()
         kinds = getattr(config, "layer_types", None)
         window = getattr(config, "sliding_window", None) or 0
@@ -99,9 +101,8 @@ class Scorer:
         if "sliding_attention" in kinds and window <= 0:
             return None
         cached = len(self.cache.cached)
-        offsets = torch.tensor([o for s in sequences for o in range(len(s))])
-        owner = torch.tensor([k for k, s in enumerate(sequences) for _ in s])
-        own = (owner[:, None] == owner[None, :]) & (offsets[None, :] <= offsets[:, None])
+        offsets = torch.tensor(tree.depths)
+        own = tree.ancestry()
         positions = cached + offsets  # [N]
         masks: dict[str, torch.Tensor] = {}
         for kind, layer in zip(kinds, layers, strict=True):
@@ -121,20 +122,18 @@ class Scorer:
             masks[kind] = torch.cat([prefix, own], dim=1)[None, None].to(self.device)
         return masks
 
-    def _tree_hidden(
-        self, sequences: Sequence[Sequence[int]], layers: Sequence[Any]
-    ) -> torch.Tensor | None:
-        """One forward pass over every sequence's tokens with the tree masks. -> [N, H];
+    def _tree_hidden(self, tree: PrefixTree, layers: Sequence[Any]) -> torch.Tensor | None:
+        """One forward pass over the tree's nodes with the tree masks. -> [nodes, H];
         None where the masks cannot be built or the model refuses them (the batch then,
         for the rest of the session)."""
         base = getattr(self.model, "model", None)
         if base is None:
             raise NotImplementedError("score_continuations needs model.model")
-        masks = self._tree_masks(sequences, layers)
+        masks = self._tree_masks(tree, layers)
         if masks is None:
             return None
-        flat = [t for s in sequences for t in s]
-        positions = [len(self.cache.cached) + o for s in sequences for o in range(len(s))]
+        flat = tree.tokens
+        positions = [len(self.cache.cached) + depth for depth in tree.depths]
         try:
             out = base(
                 input_ids=torch.tensor([flat], device=self.device),
@@ -157,3 +156,46 @@ class Scorer:
         config = self.model.config.get_text_config()
         cap = getattr(config, "final_logit_softcapping", None)
         return torch.tanh(logits / cap) * cap if cap else logits
+
+
+class PrefixTree:
+    """Token sequences as a trie: each distinct prefix one node, parents first.
+
+    ``tokens``/``depths``/``parents`` per node; ``paths[k]``: the nodes of sequence
+    ``k``, one per token; ``first_seen[n]``: the index, among all the sequences'
+    tokens in order, where node ``n`` first appears (to pick a batch's rows).
+    """
+
+    def __init__(self, sequences: Sequence[Sequence[int]]) -> None:
+        self.tokens: list[int] = []
+        self.depths: list[int] = []
+        self.parents: list[int] = []
+        self.paths: list[list[int]] = []
+        self.first_seen: list[int] = []
+        children: dict[tuple[int, int], int] = {}  # (parent, token) -> node
+        at = 0
+        for sequence in sequences:
+            path, parent = [], -1
+            for depth, token in enumerate(sequence):
+                node = children.get((parent, token))
+                if node is None:
+                    node = children[(parent, token)] = len(self.tokens)
+                    self.tokens.append(token)
+                    self.depths.append(depth)
+                    self.parents.append(parent)
+                    self.first_seen.append(at)
+                path.append(node)
+                parent = node
+                at += 1
+            self.paths.append(path)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def ancestry(self) -> torch.Tensor:
+        """[N, N] bool: node j is node i or one of its ancestors."""
+        seen = torch.eye(len(self.tokens), dtype=torch.bool)
+        for node, parent in enumerate(self.parents):
+            if parent >= 0:
+                seen[node] |= seen[parent]
+        return seen

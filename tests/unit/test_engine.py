@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from steerlsp.models.decoding.engine import Engine
+from steerlsp.models.decoding.scoring import PrefixTree
 from steerlsp.models.loading.precision import use_low_precision_head
 from steerlsp.models.options import Sampling
 from steerlsp.prompts.postprocess import CompletionMode, Stop, stop_reason
@@ -224,6 +225,38 @@ def test_score_continuations_is_each_sequences_own_log_probability(model, tree, 
     assert scores == pytest.approx(want, abs=1e-4)
     assert torch.allclose(after[0], fresh, atol=1e-4)  # the cache is left as it was
     assert engine.scorer._tree is tree  # the tree was not refused
+
+
+def test_a_prefix_the_sequences_share_is_fed_once(model, monkeypatch):
+    engine = Engine(model, CharTokenizer())
+    fed: list[int] = []
+    real = model.model.forward
+
+    def counting(*args, **kwargs):
+        fed.append(kwargs["input_ids"].shape[-1])
+        return real(*args, **kwargs)
+
+    prompt = CharTokenizer().encode("total = price.")
+    with torch.inference_mode():
+        logits = engine.prefill(prompt)
+        monkeypatch.setattr(model.model, "forward", counting)
+        engine.scorer.score_continuations(
+            logits, SEQUENCES, torch.ones(len(ALPHABET), dtype=torch.bool)
+        )
+    # [5, 6, 7], [5, 6], [8], [9, 10, 11, 12]: 10 tokens, 8 distinct prefixes.
+    assert fed == [8]
+
+
+def test_prefix_tree_nodes_paths_and_ancestry():
+    tree = PrefixTree(SEQUENCES)
+    assert tree.tokens == [5, 6, 7, 8, 9, 10, 11, 12]
+    assert tree.depths == [0, 1, 2, 0, 0, 1, 2, 3]
+    assert tree.paths == [[0, 1, 2], [0, 1], [3], [4, 5, 6, 7]]
+    assert tree.first_seen == [0, 1, 2, 5, 6, 7, 8, 9]
+    ancestry = tree.ancestry()
+    assert ancestry[2].nonzero().flatten().tolist() == [0, 1, 2]
+    assert ancestry[3].nonzero().flatten().tolist() == [3]
+    assert ancestry[7].nonzero().flatten().tolist() == [4, 5, 6, 7]
 
 
 def test_score_continuations_falls_back_to_a_batch_when_the_tree_is_refused(model, monkeypatch):
