@@ -23,6 +23,7 @@ import concurrent.futures
 import functools
 import logging
 import os
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -56,6 +57,8 @@ from steerlsp.server.upstream.process import default_command
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+_BLANK_LINE = re.compile(r"^[ \t\f]*\r?\n", re.MULTILINE)
 
 # Completion items whose documentation is resolved (completionItem/resolve,
 # pipelined): the first ones without a leading underscore, in the server's
@@ -475,14 +478,14 @@ class DocumentAnalysis:
     """The :class:`~steerlsp.models.steering.analysis.Analysis` of one editor document version.
 
     ``text`` is that document's whole speculative text and ``offset`` a code
-    point index into it. Answers are cached per ``text[:offset]``: what follows
-    the offset is taken not to change them, so a keystroke after it (the next
-    version) asks nothing again. The members of a module the document imports
-    and uses only as a module (``np.`` after ``import numpy as np``), unless the
-    module is the workspace's own, are cached per module instead: every document
-    and position shares them. Definitions, whose lines may lie after the offset,
-    are cached per version too; a change of settings (the Jedi environment)
-    forgets them all.
+    point index into it. Answers are cached per ``text[:offset]`` (its blank lines
+    left out): what follows the offset is taken not to change them, so a keystroke
+    after it (the next version) asks nothing again, nor does a line opened above.
+    The members of a module the document imports and uses only as a module
+    (``np.`` after ``import numpy as np``), unless the module is the workspace's
+    own, are cached per module instead: every document and position shares them.
+    Definitions, whose lines may lie after the offset, are cached per version
+    too; a change of settings (the Jedi environment) forgets them all.
     """
 
     def __init__(self, instance: AnalysisInstance, uri: str, version: int) -> None:
@@ -546,12 +549,25 @@ class DocumentAnalysis:
 
         # A definition's line may lie after the offset: its answer is the version's own.
         version = self.version if method == types.TEXT_DOCUMENT_DEFINITION else None
-        key: tuple[Any, ...] = (method, self.uri, version, text[:offset], documented)
+        key: tuple[Any, ...] = (
+            method,
+            self.uri,
+            version,
+            without_blank_lines(text[:offset]),
+            documented,
+        )
         if method == types.TEXT_DOCUMENT_COMPLETION:
             module = module_receiver(text, offset)
             if module is not None and instance.shared_module(module, self.uri):
                 key = module_key(module, documented)  # every document's answer
         return instance.ask(key, question, timeout)
+
+
+def without_blank_lines(text: str) -> str:
+    """``text`` without its lines of only whitespace: Python reads the same tokens
+    (a blank line in a string literal changes its value, but not what a completion,
+    or a signature, finds), so a line opened above the cursor asks nothing again."""
+    return _BLANK_LINE.sub("", text)
 
 
 def module_key(module: str, documented: bool = True) -> tuple[Any, ...]:

@@ -67,6 +67,10 @@ async def test_it_answers_completions_signatures_and_definitions_and_caches_them
     typed = instance.document(URI, 2)
     later = await asyncio.to_thread(typed.completions_at, SPECULATIVE + "x", offset, timeout=1.0)
     assert later == found and instance.queries == queries and instance.cache_hits == 2
+    # A line opened above (blank, as typed): Python reads the same tokens before the offset.
+    opened = SPECULATIVE.replace("\n\ndef vat_total", "\n\n    \n\ndef vat_total")
+    above = await asyncio.to_thread(typed.completions_at, opened, len(opened), timeout=1.0)
+    assert above == found and instance.queries == queries and instance.cache_hits == 3
 
     call = SPECULATIVE + "with_vat("
     signature = await asyncio.to_thread(doc.signature_at, call, len(call), timeout=10.0)
@@ -89,7 +93,7 @@ async def test_it_answers_completions_signatures_and_definitions_and_caches_them
     assert again == definition and instance.queries == 4  # asked again at version 2
     instance.configure()
     await asyncio.to_thread(doc.completions_at, SPECULATIVE, offset, timeout=30.0)
-    assert instance.queries == 5 and instance.cache_hits == 2
+    assert instance.queries == 5 and instance.cache_hits == 3
 
 
 async def test_a_modules_members_are_asked_once_for_every_document(instance):
