@@ -80,12 +80,10 @@ REQUEST_TIMEOUT = 30.0
 # its stdlib stubs (about a second), which no real question should pay for.
 WARM_TEXT = "import os\nos."
 # Modules of an opened or changed document whose members are asked ahead
-# (``AnalysisInstance.warm_imports``), the most used first, and when.
-# The editor quiet this long (no didOpen, didChange or completion request), the model
-# idle and nothing asked: a user reading, not typing. One question ahead can take a
-# second or more, and a question of the decode loop's would wait behind it.
-MAX_WARM_MODULES = 4
-QUIET_SECONDS = 1.0
+# (``AnalysisInstance.warm_imports``), and how long nothing else must have been
+# asked, nor the model have run, before each such question.
+MAX_WARM_MODULES = 8
+QUIET_SECONDS = 0.3
 
 
 @dataclass(frozen=True)
@@ -135,7 +133,6 @@ class AnalysisInstance:
         self._cache_lock = threading.Lock()
         self._busy = busy
         self._last_asked = 0.0  # when the decode loop last asked (time.monotonic)
-        self._last_seen = 0.0  # when the editor last opened, changed or asked
         # Documents whose imports are to be warmed (uri -> how to read its text now), the
         # task that warms them, the modules done, and the questions ahead in flight.
         self._imports: OrderedDict[str, Callable[[], str | None]] = OrderedDict()
@@ -252,17 +249,11 @@ class AnalysisInstance:
         np``), so that the decode loop finds them cached (see :func:`module_receiver`).
         ``text`` reads the document when its turn comes (None: closed since). One
         question at a time, and only while the model is idle and nothing has been
-        asked, nor the editor done anything, for :data:`QUIET_SECONDS`: never while the
-        decode loop runs, nor while the user types."""
-        self.touch()
+        asked for :data:`QUIET_SECONDS`: never while the decode loop runs."""
         self._imports[uri] = text
         self._imports.move_to_end(uri)
         if self._imports_task is None or self._imports_task.done():
             self._imports_task = asyncio.ensure_future(self._warm_imports())
-
-    def touch(self) -> None:
-        """The editor did something (a completion request): no question ahead for now."""
-        self._last_seen = time.monotonic()
 
     def limit(self, memory_limit_mb: int | None, max_document_bytes: int) -> None:
         """The bounds of ``upstream.*``: its memory, and the largest text it analyses."""
@@ -315,12 +306,9 @@ class AnalysisInstance:
                 log.debug("asking ahead for %s's members failed: %s", module, exc)
 
     async def _quiet(self) -> None:
-        """Until the model is idle, and neither the editor nor the decode loop did anything
-        for :data:`QUIET_SECONDS`."""
-        while self._busy() or time.monotonic() - max(self._last_asked, self._last_seen) < (
-            QUIET_SECONDS
-        ):
-            await asyncio.sleep(QUIET_SECONDS / 4)
+        """Until the model is idle and nothing was asked for :data:`QUIET_SECONDS`."""
+        while self._busy() or time.monotonic() - self._last_asked < QUIET_SECONDS:
+            await asyncio.sleep(QUIET_SECONDS / 3)
 
     async def _ask_ahead(self, module: str, key: tuple[Any, ...]) -> None:
         """The members of ``module``, every public one's documentation awaited, cached as

@@ -60,15 +60,12 @@ def module_receiver(text: str, offset: int) -> str | None:
 
 
 def imported_modules(text: str) -> list[str]:
-    """The modules ``text``'s plain ``import`` statements bind and that it uses as
-    receivers (``np.``), the most used first (ties in the order of the imports)."""
-    uses: dict[str, int] = {}
-    body = _IMPORT.sub("", text)
+    """The modules ``text``'s plain ``import`` statements bind, in order, once each."""
+    found: dict[str, None] = {}
     for statement in _IMPORT.finditer(text):
-        for name, module in _bindings(statement.group(1)):
-            count = len(re.findall(r"(?<![\w.])" + re.escape(name) + r"[ \t]*\.", body))
-            uses[module] = uses.get(module, 0) + count
-    return sorted((m for m in uses if uses[m]), key=lambda m: -uses[m])
+        for _, module in _bindings(statement.group(1)):
+            found.setdefault(module)
+    return list(found)
 
 
 def _bindings(names: str) -> Iterator[tuple[str, str]]:

@@ -138,8 +138,6 @@ def register(server: SteerServer, host: ModelHost, completions: Completions, cha
         ls: SteerServer, params: types.InlineCompletionParams
     ) -> types.InlineCompletionList:
         """Ghost text at the cursor from the in-process model."""
-        if ls.analysis is not None:
-            ls.analysis.touch()  # no question ahead while the user types
         return await completions.inline(params)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from steerlsp.server.analysis.receivers import imported_modules, module_receiver
+from steerlsp.server.analysis.receivers import module_receiver
 
 
 @pytest.mark.parametrize(
@@ -43,13 +43,3 @@ def test_only_the_text_before_the_offset_is_the_receiver() -> None:
     text = "import numpy as np\nx = np.\ny = 1"
     assert module_receiver(text, text.index("\ny")) == "numpy"
     assert module_receiver(text, len(text)) is None
-
-
-def test_imported_modules_the_most_used_as_receivers_first() -> None:
-    text = (
-        "import os, sys\nimport numpy as np\nfrom x import y\nimport os.path as osp\n"
-        "import json\nimport numpy\n\nnp.a\nnp.b\nnumpy.c\nos.c\nosp.d\nx = json\n"
-    )
-    # numpy: 3 uses by two names; os and os.path: 1 each (the imports do not count);
-    # sys and json are imported but never used as receivers.
-    assert imported_modules(text) == ["numpy", "os", "os.path"]
