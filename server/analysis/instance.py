@@ -47,7 +47,7 @@ from steerlsp.models.steering.analysis import (
 from steerlsp.server.analysis import items as items
 from steerlsp.server.analysis.documents import PrivateDocuments
 from steerlsp.server.analysis.private_server import STUCK_SECONDS, TUNED_SETTINGS, PrivateServer
-from steerlsp.server.analysis.receivers import imported_modules, module_receiver
+from steerlsp.server.analysis.receivers import module_receiver
 from steerlsp.server.documents.text import utf8_size
 from steerlsp.server.upstream import environment, isolation
 from steerlsp.server.upstream.connection import UpstreamConnection, UpstreamOptions
@@ -79,11 +79,6 @@ REQUEST_TIMEOUT = 30.0
 # The throwaway question that warms the instance: Jedi's first completion loads
 # its stdlib stubs (about a second), which no real question should pay for.
 WARM_TEXT = "import os\nos."
-# Modules of an opened or changed document whose members are asked ahead
-# (``AnalysisInstance.warm_imports``), and how long nothing else must have been
-# asked, nor the model have run, before each such question.
-MAX_WARM_MODULES = 8
-QUIET_SECONDS = 0.3
 
 
 @dataclass(frozen=True)
@@ -107,12 +102,9 @@ class AnalysisInstance:
         max_restarts: int = 5,
         backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0),
         stuck_after: float = STUCK_SECONDS,
-        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         """``root_uri`` and ``python_environment`` are read when it starts (and at each
-        restart, for the environment), so they follow the main upstream's; ``busy``
-        says whether the model is decoding (or has a job queued): no question is asked
-        ahead then (:meth:`warm_imports`)."""
+        restart, for the environment), so they follow the main upstream's."""
         self.loop = loop
         self.options = UpstreamOptions(
             command or default_command(), max_restarts=max_restarts, backoff=backoff
@@ -131,15 +123,6 @@ class AnalysisInstance:
         self._warming: concurrent.futures.Future[None] | None = None
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._busy = busy
-        self._last_asked = 0.0  # when the decode loop last asked (time.monotonic)
-        # Documents whose imports are to be warmed (uri -> how to read its text now), the
-        # task that warms them, the modules done, and the questions ahead in flight.
-        self._imports: OrderedDict[str, Callable[[], str | None]] = OrderedDict()
-        self._imports_task: asyncio.Task[None] | None = None
-        self._warmed: set[str] = set()
-        self._ahead: dict[tuple[Any, ...], concurrent.futures.Future[None]] = {}
-        self.warmed_modules = 0
         # Resolved documentation by (label, detail): Jedi's detail names the defining
         # class or module, so a member's documentation is resolved once per session.
         self._documentation: OrderedDict[tuple[str, str], Any] = OrderedDict()
@@ -175,21 +158,13 @@ class AnalysisInstance:
         from the cache under ``key`` (a :class:`Provisional` answer is not kept). Raises
         :class:`AnalysisTimeout` past the budget (the coroutine is cancelled) and
         :class:`AnalysisError` when the server fails."""
-        self._last_asked = time.monotonic()
-        if _running_loop() is self.loop:
-            raise RuntimeError("the analysis is asked on its own event loop: it would deadlock")
-        ahead = self._ahead.get(key)
-        if ahead is not None:  # the same question, asked ahead: its answer is coming
-            try:
-                ahead.result(timeout)
-            except concurrent.futures.TimeoutError as exc:
-                self.timeouts += 1
-                raise AnalysisTimeout(f"{key[0]} took over {timeout * 1000:.0f} ms") from exc
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 self.cache_hits += 1
                 return self._cache[key]  # type: ignore[no-any-return]
+        if _running_loop() is self.loop:
+            raise RuntimeError("the analysis is asked on its own event loop: it would deadlock")
         started = time.perf_counter()
         future = asyncio.run_coroutine_threadsafe(make(), self.loop)
         try:
@@ -208,14 +183,11 @@ class AnalysisInstance:
         self._total_ms += (time.perf_counter() - started) * 1000
         if isinstance(answer, Provisional):  # the next question may find more
             return answer.answer  # type: ignore[no-any-return]
-        self._keep(key, answer)
-        return answer
-
-    def _keep(self, key: tuple[Any, ...], answer: Any) -> None:
         with self._cache_lock:
             self._cache[key] = answer
             if len(self._cache) > MAX_CACHED:
                 self._cache.popitem(last=False)
+        return answer
 
     def shared_module(self, module: str, uri: str) -> bool:
         """Whether ``module``'s members are the same for every document: it is not the
@@ -243,18 +215,6 @@ class AnalysisInstance:
         if self._warming is None:
             self._warming = asyncio.run_coroutine_threadsafe(self._warm(), self.loop)
 
-    def warm_imports(self, uri: str, text: Callable[[], str | None]) -> None:
-        """On the loop, after ``uri`` was opened or changed: ask ahead, in the background,
-        for the members of the modules it imports (``np.`` after ``import numpy as
-        np``), so that the decode loop finds them cached (see :func:`module_receiver`).
-        ``text`` reads the document when its turn comes (None: closed since). One
-        question at a time, and only while the model is idle and nothing has been
-        asked for :data:`QUIET_SECONDS`: never while the decode loop runs."""
-        self._imports[uri] = text
-        self._imports.move_to_end(uri)
-        if self._imports_task is None or self._imports_task.done():
-            self._imports_task = asyncio.ensure_future(self._warm_imports())
-
     def limit(self, memory_limit_mb: int | None, max_document_bytes: int) -> None:
         """The bounds of ``upstream.*``: its memory, and the largest text it analyses."""
         self.max_document_bytes = max_document_bytes
@@ -277,74 +237,11 @@ class AnalysisInstance:
             return
         log.debug("analysis instance warm in %.0f ms", (time.perf_counter() - started) * 1000)
 
-    async def _warm_imports(self) -> None:
-        while self._imports:
-            uri, read = self._imports.popitem(last=False)
-            try:
-                await self._warm_document(uri, read)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the next document's turn still comes
-                log.debug("asking ahead for %s's imports failed: %s", uri, exc)
-
-    async def _warm_document(self, uri: str, read: Callable[[], str | None]) -> None:
-        await self._quiet()
-        text = read()
-        if text is None or utf8_size(text) > self.max_document_bytes:
-            return
-        for module in imported_modules(text)[:MAX_WARM_MODULES]:
-            key = module_key(module)
-            if module in self._warmed or key in self._cache:
-                continue
-            self._warmed.add(module)
-            if not await asyncio.to_thread(self.shared_module, module, uri):
-                continue
-            await self._quiet()
-            try:
-                await self._ask_ahead(module, key)
-            except (AnalysisError, UpstreamError, OSError) as exc:  # the next module's turn
-                log.debug("asking ahead for %s's members failed: %s", module, exc)
-
-    async def _quiet(self) -> None:
-        """Until the model is idle and nothing was asked for :data:`QUIET_SECONDS`."""
-        while self._busy() or time.monotonic() - self._last_asked < QUIET_SECONDS:
-            await asyncio.sleep(QUIET_SECONDS / 3)
-
-    async def _ask_ahead(self, module: str, key: tuple[Any, ...]) -> None:
-        """The members of ``module``, every public one's documentation awaited, cached as
-        the decode loop's own question would be (the same key)."""
-        done: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._ahead[key] = done
-        try:
-            connection = await asyncio.shield(self.server.ensure_started())
-            if not connection.ready:
-                return
-            uri = self.server.warm_uri()
-            text = f"import {module.split('.')[0]}\n{module}."
-            result = await self.query(
-                types.TEXT_DOCUMENT_COMPLETION, uri, text, len(text), patience=REQUEST_TIMEOUT
-            )
-            self._docs.close(connection, uri)
-            if not isinstance(result, Provisional):
-                self._keep(key, items.candidates_from(result))
-                self.warmed_modules += 1
-        finally:
-            del self._ahead[key]
-            done.set_result(None)
-
     async def query(
-        self,
-        method: str,
-        uri: str,
-        text: str,
-        offset: int,
-        *,
-        documented: bool = True,
-        patience: float | None = None,
+        self, method: str, uri: str, text: str, offset: int, *, documented: bool = True
     ) -> Any:
         """Sync ``uri``'s private document to ``text`` and send ``method`` at ``offset``;
-        completion items get their documentation resolved unless not ``documented``,
-        waiting for it ``patience`` seconds (default: a share of the query budget).
+        completion items get their documentation resolved unless not ``documented``.
 
         The start is shielded: a question that times out while pylsp starts
         does not stop the start, and the next question finds it running.
@@ -361,13 +258,10 @@ class AnalysisInstance:
         )
         result = await connection.request(method, items.unstructure(params), REQUEST_TIMEOUT)
         if method == types.TEXT_DOCUMENT_COMPLETION and documented:
-            wait = RESOLVE_SHARE * self._query_budget() if patience is None else patience
-            result = await self._resolve(connection, result, wait)
+            result = await self._resolve(connection, result)
         return result
 
-    async def _resolve(
-        self, connection: UpstreamConnection[object], result: Any, patience: float
-    ) -> Any:
+    async def _resolve(self, connection: UpstreamConnection[object], result: Any) -> Any:
         """The completion items, the first public ones with their documentation resolved;
         :class:`Provisional` when some documentation missed its time."""
         found = result.get("items") if isinstance(result, dict) else result
@@ -397,7 +291,7 @@ class AnalysisInstance:
             key = _doc_key(found[index])  # as asked: a resolved item may differ in detail
             task.add_done_callback(functools.partial(self._learn_documentation, key))
         if tasks:
-            await asyncio.wait(tasks, timeout=patience)
+            await asyncio.wait(tasks, timeout=RESOLVE_SHARE * self._query_budget())
         late = False
         for task, index in tasks.items():
             if task.done() and not task.cancelled() and isinstance(task.result(), dict):
@@ -420,7 +314,6 @@ class AnalysisInstance:
         no-op until started; a restart reads them anyway), and forget every answer."""
         with self._cache_lock:
             self._cache.clear()
-        self._warmed.clear()
         self.server.configure()
 
     def settings(self) -> dict[str, Any]:
@@ -432,8 +325,6 @@ class AnalysisInstance:
         """Stop the process, if it was ever started."""
         if self._warming is not None:
             self._warming.cancel()
-        if self._imports_task is not None:
-            self._imports_task.cancel()
         await self.server.stop()
 
     # ---- status ----------------------------------------------------------
@@ -455,7 +346,6 @@ class AnalysisInstance:
             "documents": len(self._docs),
             "queries": self.queries,
             "cache_hits": self.cache_hits,
-            "modules_asked_ahead": self.warmed_modules,
             "timeouts": self.timeouts,
             "timeouts_in_a_row": self.server.timeouts_in_a_row,
             "mean_ms": round(self._total_ms / self.queries, 1) if self.queries else None,
@@ -547,7 +437,7 @@ class DocumentAnalysis:
         if method == types.TEXT_DOCUMENT_COMPLETION:
             module = module_receiver(text, offset)
             if module is not None and instance.shared_module(module, self.uri):
-                key = module_key(module, documented)  # every document's answer
+                key = (method, "module", module, documented)  # every document's answer
         return instance.ask(key, question, timeout)
 
 
@@ -556,11 +446,6 @@ def without_blank_lines(text: str) -> str:
     (a blank line in a string literal changes its value, but not what a completion,
     or a signature, finds), so a line opened above the cursor asks nothing again."""
     return _BLANK_LINE.sub("", text)
-
-
-def module_key(module: str, documented: bool = True) -> tuple[Any, ...]:
-    """The cache key of ``module``'s members (see :func:`module_receiver`)."""
-    return (types.TEXT_DOCUMENT_COMPLETION, "module", module, documented)
 
 
 def _doc_key(item: dict[str, Any]) -> tuple[str, str]:

@@ -59,15 +59,6 @@ def module_receiver(text: str, offset: int) -> str | None:
     return ".".join([modules.pop(), *parts[1:]])
 
 
-def imported_modules(text: str) -> list[str]:
-    """The modules ``text``'s plain ``import`` statements bind, in order, once each."""
-    found: dict[str, None] = {}
-    for statement in _IMPORT.finditer(text):
-        for _, module in _bindings(statement.group(1)):
-            found.setdefault(module)
-    return list(found)
-
-
 def _bindings(names: str) -> Iterator[tuple[str, str]]:
     """(name bound, module) for each ``dotted [as alias]`` of an import's list;
     ``import os.path`` binds ``os`` to the module ``os``."""

@@ -102,30 +102,11 @@ def register(server: SteerServer, host: ModelHost, completions: Completions, cha
         completions.configure()
         host.configure()
 
-    def ask_ahead(ls: SteerServer, uri: str) -> None:
-        """The members of the modules ``uri`` imports, asked in the background while the
-        model is idle, so that steering finds them cached."""
-        if ls.analysis is None or not ls.settings.steering.enabled:
-            return
-
-        def read() -> str | None:
-            doc = completions.documents.get(uri)
-            return doc.source if doc is not None else None
-
-        ls.analysis.warm_imports(uri, read)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: SteerServer, params: types.DidOpenTextDocumentParams) -> None:
-        """Ask ahead for what steering will want of the document's imports."""
-        ask_ahead(ls, params.text_document.uri)
-
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SteerServer, params: types.DidChangeTextDocumentParams) -> None:
-        """A running generation for this document is now stale, and so are its ChatLSP
-        answers; an import it gained is asked ahead for."""
+        """A running generation for this document is now stale, and so are its ChatLSP answers."""
         completions.document_changed(params.text_document.uri)
         chat.document_changed(params.text_document.uri)
-        ask_ahead(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SteerServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -123,63 +123,6 @@ async def test_a_modules_members_are_asked_once_for_every_document(instance):
     assert instance.queries == queries + 3
 
 
-async def test_the_imports_of_a_document_are_asked_ahead_while_the_model_is_idle():
-    """After didOpen, the members of the modules a document imports are asked in the
-    background, never while the model decodes, and the decode loop then finds them."""
-    decoding = True
-    analysis = AnalysisInstance(
-        asyncio.get_running_loop(),
-        root_uri=lambda: from_fs_path(str(SHOP)),
-        query_budget=lambda: 20.0,
-        busy=lambda: decoding,
-    )
-    try:
-        text = "import json as js\nimport shop\n\n\ndef dump(x):\n    return js."
-        analysis.warm_imports(URI, lambda: text)
-        await asyncio.sleep(1.0)
-        assert analysis.status() == {"state": "idle"}  # the model was decoding all along
-        decoding = False
-        for _ in range(300):
-            if analysis.status().get("modules_asked_ahead"):
-                break
-            await asyncio.sleep(0.1)
-        status = analysis.status()
-        # ``json`` (not ``shop``: the workspace's own package changes as the user edits it).
-        assert status["modules_asked_ahead"] == 1 and status["queries"] == 0
-        doc = analysis.document(URI, 1)
-        found = await asyncio.to_thread(doc.completions_at, text, len(text), timeout=1.0)
-        assert {"dumps", "loads"} <= {c.name for c in found}
-        dumps = next(c for c in found if c.name == "dumps")
-        assert dumps.documentation  # every public member's documentation was awaited
-        assert analysis.status()["cache_hits"] == 1 and analysis.status()["queries"] == 0
-    finally:
-        await analysis.stop()
-
-
-async def test_a_question_asked_while_the_same_is_asked_ahead_waits_for_that_answer():
-    analysis = AnalysisInstance(
-        asyncio.get_running_loop(),
-        root_uri=lambda: from_fs_path(str(SHOP)),
-        query_budget=lambda: 20.0,
-    )
-    try:
-        text = "import json\n\n\ndef dump(x):\n    return json."
-        analysis.warm_imports(URI, lambda: text)
-        for _ in range(300):  # the question ahead is in flight
-            if analysis._ahead:
-                break
-            await asyncio.sleep(0.01)
-        assert analysis._ahead
-        doc = analysis.document(URI, 1)
-        found = await asyncio.to_thread(doc.completions_at, text, len(text), timeout=30.0)
-        assert {"dumps", "loads"} <= {c.name for c in found}
-        status = analysis.status()
-        assert status["modules_asked_ahead"] == 1
-        assert status["queries"] == 0 and status["cache_hits"] == 1  # asked once
-    finally:
-        await analysis.stop()
-
-
 async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
     doc = instance.document(URI, 1)
     await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
