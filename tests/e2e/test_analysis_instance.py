@@ -118,7 +118,7 @@ async def test_a_modules_members_are_asked_once_for_every_document(instance):
     own = "import shop\n\nshop."
     listed = await asyncio.to_thread(doc.completions_at, own, len(own), timeout=30.0)
     assert {"cart", "pricing"} <= {c.name for c in listed}
-    own_again = "import shop\n\n\nshop."
+    own_again = "import shop\n\nx = 1\nshop."
     await asyncio.to_thread(doc.completions_at, own_again, len(own_again), timeout=30.0)
     assert instance.queries == queries + 3
 
