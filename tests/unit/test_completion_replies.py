@@ -154,6 +154,7 @@ def test_explain_results_hold_no_control_characters():
         "prompt_tokens": 0,
         "context": [],
         "rounds": 0,
+        "timing": {},
     }
 
 
