@@ -189,9 +189,6 @@ class PrefixTree:
                 at += 1
             self.paths.append(path)
 
-    def __len__(self) -> int:
-        return len(self.tokens)
-
     def ancestry(self) -> torch.Tensor:
         """[N, N] bool: node j is node i or one of its ancestors."""
         seen = torch.eye(len(self.tokens), dtype=torch.bool)

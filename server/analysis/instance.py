@@ -427,17 +427,12 @@ class DocumentAnalysis:
 
         # A definition's line may lie after the offset: its answer is the version's own.
         version = self.version if method == types.TEXT_DOCUMENT_DEFINITION else None
-        key: tuple[Any, ...] = (
-            method,
-            self.uri,
-            version,
-            without_blank_lines(text[:offset]),
-            documented,
-        )
-        if method == types.TEXT_DOCUMENT_COMPLETION:
-            module = module_receiver(text, offset)
-            if module is not None and instance.shared_module(module, self.uri):
-                key = (method, "module", module, documented)  # every document's answer
+        module = module_receiver(text, offset) if method == types.TEXT_DOCUMENT_COMPLETION else None
+        key: tuple[Any, ...]
+        if module is not None and instance.shared_module(module, self.uri):
+            key = (method, "module", module, documented)  # every document's answer
+        else:
+            key = (method, self.uri, version, without_blank_lines(text[:offset]), documented)
         return instance.ask(key, question, timeout)
 
 
