@@ -18,12 +18,16 @@ from steerlsp.server.analysis.instance import AnalysisInstance, DocumentAnalysis
 
 
 class AnalysisHost:
-    def __init__(self, root: Path, python: str | None = None) -> None:
+    def __init__(self, root: Path, python: str | None = None, *, background: bool = True) -> None:
+        """``background``: the instance yields the CPU, as the server's does."""
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
         self.instance = AnalysisInstance(
-            self.loop, root_uri=lambda: root.resolve().as_uri(), python_environment=lambda: python
+            self.loop,
+            root_uri=lambda: root.resolve().as_uri(),
+            python_environment=lambda: python,
+            background=background,
         )
         self._versions = itertools.count(1)
 

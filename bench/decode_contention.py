@@ -5,10 +5,17 @@ This measures what that costs the model, with the conditions taking turns in
 every round:
 
 - **idle**: nothing else runs;
-- **busy**: the private analysis instance answers completion questions back to
-  back on real library code (a new document version each, so no answer comes
-  from a cache), as it does while a steered completion runs;
-- **busy (nice 19)**: the same with the instance at the lowest priority;
+- **busy**: the private analysis instance, started as the server starts it,
+  answers completion questions back to back on real library code (a new
+  document version each, so no answer comes from a cache), as it does while a
+  steered completion runs. The server starts it in the background: in
+  steerlsp's session and Linux's idle scheduling class, so that it runs only on
+  a core the decode loop does not want (``isolation.yield_cpu``);
+- **busy (nice 0)**, **busy (nice 19)**: the same instance with its processes'
+  threads at that nice instead;
+- **busy (own session)**: an instance started as before issue 23's item 4: a
+  session of its own at nice 0. Linux's autogroup shares the CPU between
+  sessions first, so no priority within the session would reach it;
 - **idle / busy (1 thread)**: torch's intra-op threads cut to one (which changes
   the logits: bf16 sums split differently, so it can change the completion, and
   cannot be switched with the load).
@@ -67,14 +74,17 @@ from steerlsp.server.cli import SPIN_COUNT
 
 PROMPT_TOKENS = 1000
 DECODE_TOKENS = 32
-# name -> (the instance's nice, None: left as started; torch threads, None: all)
+# name -> (the instance's priority: None as started, else a nice; torch threads, None: all)
 CONDITIONS: dict[str, tuple[int | None, int | None]] = {
     "idle": (None, None),
     "idle (1 thread)": (None, 1),
     "busy": (None, None),
+    "busy (nice 0)": (0, None),
     "busy (nice 19)": (19, None),
+    "busy (own session)": (None, None),
     "busy (1 thread)": (None, 1),
 }
+FOREGROUND = "busy (own session)"
 
 
 class Questions:
@@ -134,8 +144,31 @@ def timed(completer: Any, ids: list[int]) -> dict[str, float]:
     return {"prefill_tps": got["prefill_tps"], "decode_tps": got["decode_tps"]}
 
 
-def set_nice(pid: int, nice: int) -> None:
-    os.setpriority(os.PRIO_PROCESS, pid, nice)
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Jedi's environment subprocess among them)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(fields[1])
+    tree = [pid]
+    for parent in tree:
+        tree += [child for child, of in parents.items() if of == parent]
+    return tree
+
+
+def set_priority(pid: int, priority: int | None) -> None:
+    """Every thread of ``pid`` and its descendants at a nice, or (None) back in the
+    idle scheduling class it was started in (Linux's are per thread)."""
+    tasks = [t for p in process_tree(pid) for t in Path(f"/proc/{p}/task").iterdir()]
+    for task in tasks:
+        tid = int(task.name)
+        with contextlib.suppress(ProcessLookupError):
+            if priority is None:
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+            else:
+                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+                os.setpriority(os.PRIO_PROCESS, tid, priority)
 
 
 def run(rounds: int, names: list[str]) -> dict[str, Any]:
@@ -144,38 +177,44 @@ def run(rounds: int, names: list[str]) -> dict[str, Any]:
     completer = load_ours("default")
     ids = completer.tokenizer.encode(text, add_special_tokens=False)[:PROMPT_TOKENS]
     threads = torch.get_num_threads()
-    host = AnalysisHost(root, python)
-    host.warm(path)
-    pid = host.instance.status()["pid"]
-    nice = os.getpriority(os.PRIO_PROCESS, pid)
-    questions = Questions(host, path, positions(text)[:200])
+    asked = positions(text)[:200]
+    hosts = {False: AnalysisHost(root, python)}  # keyed by "own session"
+    if FOREGROUND in names:
+        hosts[True] = AnalysisHost(root, python, background=False)
+    questions = {}
+    for foreground, host in hosts.items():
+        host.warm(path)
+        questions[foreground] = Questions(host, path, asked)
+    pid = hosts[False].instance.status()["pid"]
     timed(completer, ids)  # the model's first call
     samples: list[dict[str, Any]] = []
     try:
         for round_ in range(rounds):
             turn = round_ % len(names)
             for condition in names[turn:] + names[:turn]:
-                niceness, cut = CONDITIONS[condition]
-                set_nice(pid, nice if niceness is None else niceness)
+                priority, cut = CONDITIONS[condition]
+                set_priority(pid, priority)
                 torch.set_num_threads(cut or threads)
+                asking = questions[condition == FOREGROUND]
                 busy = condition.startswith("busy")
                 if busy:
-                    questions.start()
+                    asking.start()
                 got = timed(completer, ids)
-                latencies = questions.pause() if busy else []
+                latencies = asking.pause() if busy else []
                 torch.set_num_threads(threads)
                 samples.append(
                     {"round": round_, "condition": condition, **got, "questions_ms": latencies}
                 )
                 print(round_, condition, {k: round(v, 1) for k, v in got.items()}, flush=True)
     finally:
-        questions.stop()
-        set_nice(pid, nice)
-        host.close()
+        for asking in questions.values():
+            asking.stop()
+        set_priority(pid, None)
+        for host in hosts.values():
+            host.close()
     return {
         "samples": samples,
         "threads": threads,
-        "server_nice": nice,
         "prompt_tokens": len(ids),
         "source": str(path.relative_to(root)),
     }
@@ -211,7 +250,7 @@ def table(summary: dict[str, dict[str, float]], report: dict[str, Any], rounds: 
         "",
         f"The embedded model, {report['prompt_tokens']}-token prompt of "
         f"`{report['source']}`, {DECODE_TOKENS} decode tokens, torch threads "
-        f"{report['threads']}, the server's analysis priority nice {report['server_nice']}; "
+        f"{report['threads']}, the analysis instance started as the server starts it; "
         f"medians over {rounds} rounds, the conditions taking turns.",
         "",
         "| condition | prefill tok/s | ÷ idle | decode tok/s | ÷ idle | questions "

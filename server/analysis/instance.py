@@ -102,12 +102,18 @@ class AnalysisInstance:
         max_restarts: int = 5,
         backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0),
         stuck_after: float = STUCK_SECONDS,
+        background: bool = True,
     ) -> None:
         """``root_uri`` and ``python_environment`` are read when it starts (and at each
-        restart, for the environment), so they follow the main upstream's."""
+        restart, for the environment), so they follow the main upstream's.
+        ``background``: the process runs only on a core the decode loop does not
+        want; its questions are answered while the loop waits for them."""
         self.loop = loop
         self.options = UpstreamOptions(
-            command or default_command(), max_restarts=max_restarts, backoff=backoff
+            command or default_command(),
+            max_restarts=max_restarts,
+            backoff=backoff,
+            background=background,
         )
         self._environment = python_environment
         self._query_budget = query_budget  # seconds: the decode loop's wait per question

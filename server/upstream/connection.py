@@ -45,6 +45,7 @@ class UpstreamOptions:
     backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0)
     initialize_timeout: float = 30.0
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB  # None: no limit
+    background: bool = False  # it yields the CPU to everything else (the analysis instance)
 
 
 class UpstreamConnection(Generic[Tag]):
@@ -90,6 +91,7 @@ class UpstreamConnection(Generic[Tag]):
             on_message=self._on_message,
             on_exit=self._exited,
             memory_limit_mb=self.options.memory_limit_mb,
+            background=self.options.background,
         )
         self.process = proc
         self.last_heard = time.monotonic()

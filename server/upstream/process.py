@@ -43,9 +43,11 @@ class UpstreamProcess:
         on_exit: Callable[[UpstreamProcess, int | None], None],
         *,
         memory_limit_mb: int | None = None,
+        background: bool = False,
     ) -> None:
         """``memory_limit_mb``: the most memory it may use (None: no limit); see
-        :meth:`limit_memory`."""
+        :meth:`limit_memory`. ``background``: it runs only on a core nothing of ours
+        wants (see :func:`~steerlsp.server.upstream.isolation.yield_cpu`)."""
         self.command = command
         self._on_message = on_message
         self._on_exit = on_exit
@@ -53,6 +55,7 @@ class UpstreamProcess:
         self._tasks: list[asyncio.Task[None]] = []
         self.stopping = False
         self.memory_limit_mb = memory_limit_mb
+        self.background = background
         self.out_of_memory = False  # it exited (or was killed) at its memory limit
 
     @property
@@ -73,8 +76,11 @@ class UpstreamProcess:
                 stderr=asyncio.subprocess.PIPE,
                 limit=_READ_CHUNK,
                 # Its own process group: a Ctrl-C in the editor's terminal
-                # reaches steerlsp, which then stops the upstream in order.
-                start_new_session=True,
+                # reaches steerlsp, which then stops the upstream in order. A
+                # background one stays in our session: Linux's autogroup shares
+                # the CPU between sessions first, which its priority cannot reach.
+                start_new_session=not self.background,
+                process_group=0 if self.background else None,
                 # Not the workspace, and PYTHONSAFEPATH for whatever it starts in turn.
                 cwd=isolation.neutral_cwd(),
                 env=isolation.child_env(),
@@ -84,6 +90,8 @@ class UpstreamProcess:
         except OSError as exc:
             raise UpstreamMissing(f"{self.command[0]!r}: {exc}") from exc
         log.info("upstream started: pid %s", self._proc.pid)
+        if self.background:
+            isolation.yield_cpu(self._proc.pid)
         self.limit_memory(self.memory_limit_mb)
         self._tasks = [
             asyncio.create_task(self._read_stdout()),
@@ -154,7 +162,7 @@ class UpstreamProcess:
 
     def kill(self) -> None:
         """Kill the process and its group (what it started: pylint and black runs, Jedi's
-        subprocess) at once; it leads a session of its own."""
+        subprocess) at once; it leads a process group of its own."""
         if self._proc is not None and self._proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)

@@ -5,6 +5,7 @@ thread (``asyncio.to_thread``) while the test's event loop runs the instance.
 """
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -163,6 +164,37 @@ async def test_after_a_kill_it_restarts_with_its_documents_and_answers(instance)
     later = instance.document(URI, 2)
     found = await asyncio.to_thread(later.completions_at, text, len(text), timeout=30.0)
     assert {"add", "items", "sale", "total"} <= {c.name for c in found}
+
+
+def descendants(pid: int) -> list[int]:
+    """``pid``'s children and theirs, from /proc (Jedi's environment subprocess)."""
+    parents = {}
+    for stat in os.listdir("/proc"):
+        if stat.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{stat}/stat") as file:
+                parents[int(stat)] = int(file.read().rsplit(")", 1)[1].split()[1])
+    found = [child for child, parent in parents.items() if parent == pid]
+    for child in list(found):
+        found += descendants(child)
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux's idle scheduling class")
+async def test_it_runs_in_our_session_on_cores_nothing_else_wants(instance):
+    # Linux's autogroup shares the CPU between sessions before priorities count:
+    # the instance stays in ours (a group of its own, for Ctrl-C and kill), and it
+    # and what it starts (Jedi's subprocess, its threads) are in the idle class.
+    doc = instance.document(URI, 1)
+    await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
+    pid = instance.status()["pid"]
+    assert os.getsid(pid) == os.getsid(0) and os.getpgid(pid) == pid != os.getpgid(0)
+    threads = [
+        int(task)
+        for process in [pid, *descendants(pid)]
+        for task in os.listdir(f"/proc/{process}/task")
+    ]
+    assert len(threads) > 1
+    assert {os.sched_getscheduler(thread) for thread in threads} == {os.SCHED_IDLE}
 
 
 async def test_it_lints_nothing_and_what_it_publishes_goes_to_no_editor(instance, monkeypatch):
