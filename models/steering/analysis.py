@@ -2,11 +2,13 @@
 
 At a trigger point (after ``.``, inside an identifier, inside a call) the
 monitor asks an :class:`Analysis` about the speculative text: the document
-with what the model has written so far. Three questions, each answered with
+with what the model has written so far. Its questions are answered with
 small frozen values and never with LSP types, so that the decode side knows
 nothing of the protocol:
 
 - :meth:`Analysis.completions_at`: the names that may be written here;
+- :meth:`Analysis.documented`: the documentation of a few of them (each a
+  separate inference for the server, so asked only for the names that can win);
 - :meth:`Analysis.signature_at`: the signature of the call being written;
 - :meth:`Analysis.definition_source`: where the name at the offset is defined,
   so that its source can be read (deprecation, see ``models/deprecation/static.py``).
@@ -28,6 +30,7 @@ scripted implementation with fixed answers (``tests/doubles/analysis.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -88,6 +91,19 @@ class Analysis(Protocol):
     ) -> list[CompletionCandidate]:
         """The completion items at ``offset`` of ``text``, in the server's order; without
         ``documented``, items need not carry their documentation (faster)."""
+        ...
+
+    def documented(
+        self,
+        text: str,
+        offset: int,
+        items: Sequence[CompletionCandidate],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> list[CompletionCandidate]:
+        """``items`` of the completion at ``offset``, with their documentation (and what
+        they return) where the server gives it: the second half of
+        ``completions_at(..., documented=False)``, for the few items that need it."""
         ...
 
     def signature_at(

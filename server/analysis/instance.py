@@ -27,8 +27,8 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -55,6 +55,8 @@ from steerlsp.server.upstream.pending import UpstreamError
 from steerlsp.server.upstream.process import default_command
 
 log = logging.getLogger(__name__)
+
+_candidate_from = items.candidate_from  # ``items`` is also a parameter's name below
 
 T = TypeVar("T")
 
@@ -128,10 +130,19 @@ class AnalysisInstance:
         )
         self._warming: concurrent.futures.Future[None] | None = None
         self._cache: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        # The cache's and the questions under way; reentrant: an answer that came already
+        # is cached by its callback at once, on the thread that asked.
+        self._cache_lock = threading.RLock()
+        self._asking: dict[tuple[Any, ...], concurrent.futures.Future[Any]] = {}
         # Resolved documentation by (label, detail): Jedi's detail names the defining
         # class or module, so a member's documentation is resolved once per session.
         self._documentation: OrderedDict[tuple[str, str], Any] = OrderedDict()
+        # Per uri, the text up to the offset of its last completion list: pylsp
+        # resolves an item against its document's last list (by label).
+        self._listed: dict[str, str] = {}
+        # Resolved items by (uri, text up to the offset without blank lines, label): a
+        # keystroke that changes the contenders resolves only the new ones.
+        self._resolved: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
         self.queries = 0  # answered by the server (cache hits excluded)
         self.cache_hits = 0
         self.timeouts = 0
@@ -161,22 +172,30 @@ class AnalysisInstance:
         timeout: float,
     ) -> T:
         """Run the coroutine ``make()`` on the loop within ``timeout`` seconds, or answer
-        from the cache under ``key`` (a :class:`Provisional` answer is not kept). Raises
-        :class:`AnalysisTimeout` past the budget (the coroutine is cancelled) and
+        from the cache under ``key`` (a :class:`Provisional` answer is not kept), or join
+        the same question under way. Raises :class:`AnalysisTimeout` past the budget
+        (the question goes on, and its answer is cached when it comes) and
         :class:`AnalysisError` when the server fails."""
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 self.cache_hits += 1
                 return self._cache[key]  # type: ignore[no-any-return]
-        if _running_loop() is self.loop:
-            raise RuntimeError("the analysis is asked on its own event loop: it would deadlock")
+            future = self._asking.get(key)
+            if future is None:
+                if _running_loop() is self.loop:
+                    raise RuntimeError(
+                        "the analysis is asked on its own event loop: it would deadlock"
+                    )
+                future = asyncio.run_coroutine_threadsafe(make(), self.loop)
+                self._asking[key] = future
+                future.add_done_callback(functools.partial(self._arrived, key))
         started = time.perf_counter()
-        future = asyncio.run_coroutine_threadsafe(make(), self.loop)
         try:
             answer = future.result(timeout)
         except concurrent.futures.TimeoutError as exc:
-            future.cancel()
+            # Not cancelled: pylsp could not drop the question anyway, and the answer,
+            # cached when it comes, serves the next question (the same one joins it).
             self.timeouts += 1
             self.server.timed_out()
             raise AnalysisTimeout(f"{key[0]} took over {timeout * 1000:.0f} ms") from exc
@@ -189,11 +208,21 @@ class AnalysisInstance:
         self._total_ms += (time.perf_counter() - started) * 1000
         if isinstance(answer, Provisional):  # the next question may find more
             return answer.answer  # type: ignore[no-any-return]
+        return answer  # type: ignore[no-any-return]
+
+    def _arrived(self, key: tuple[Any, ...], future: concurrent.futures.Future[Any]) -> None:
+        """A question's answer came, in time or not (any thread): cached unless it
+        failed or is :class:`Provisional`."""
         with self._cache_lock:
+            self._asking.pop(key, None)
+            if future.cancelled() or future.exception() is not None:
+                return
+            answer = future.result()
+            if isinstance(answer, Provisional):
+                return
             self._cache[key] = answer
             if len(self._cache) > MAX_CACHED:
                 self._cache.popitem(last=False)
-        return answer
 
     def shared_module(self, module: str, uri: str) -> bool:
         """Whether ``module``'s members are the same for every document: it is not the
@@ -262,10 +291,56 @@ class AnalysisInstance:
             text_document=types.TextDocumentIdentifier(uri=uri),
             position=items.position_at(text, offset),
         )
+        if method == types.TEXT_DOCUMENT_COMPLETION:
+            self._listed[uri] = text[:offset]
         result = await connection.request(method, items.unstructure(params), REQUEST_TIMEOUT)
         if method == types.TEXT_DOCUMENT_COMPLETION and documented:
             result = await self._resolve(connection, result)
         return result
+
+    async def resolve_items(
+        self, uri: str, text: str, offset: int, labels: list[str]
+    ) -> list[dict[str, Any]]:
+        """The completion items at ``offset`` named by ``labels``, resolved (their
+        documentation and detail) by ``completionItem/resolve``, after listing the
+        items again unless the document's last list was asked at this text and offset;
+        each kept per document, text up to the offset and label.
+
+        Not looked up among the documentation resolved before: a list without it
+        names no item's class (Jedi's detail comes with the resolve), and the same
+        label in another class is another member."""
+        where = (uri, without_blank_lines(text[:offset]))
+        found = {
+            label: self._resolved[(*where, label)]
+            for label in labels
+            if (*where, label) in self._resolved
+        }
+        labels = [label for label in labels if label not in found]
+        if not labels:
+            return list(found.values())
+        if self._listed.get(uri) != text[:offset]:
+            await self.query(types.TEXT_DOCUMENT_COMPLETION, uri, text, offset, documented=False)
+        connection = self.server.connection
+        if connection is None or not connection.ready:
+            raise AnalysisError(connection.unavailable if connection else "not started")
+        tasks = [
+            asyncio.ensure_future(
+                connection.request(
+                    types.COMPLETION_ITEM_RESOLVE,
+                    {"label": label, "data": {"doc_uri": uri}},  # the document it resolves in
+                    REQUEST_TIMEOUT,
+                )
+            )
+            for label in labels
+        ]
+        answers = await asyncio.gather(*tasks)
+        for label, answer in zip(labels, answers, strict=True):
+            # pylsp answers an item it cannot find in the last list as it was asked
+            if isinstance(answer, dict) and answer.get("label") == label and "detail" in answer:
+                found[label] = self._resolved[(*where, label)] = answer
+        while len(self._resolved) > MAX_DOCUMENTATION:
+            self._resolved.popitem(last=False)
+        return list(found.values())
 
     async def _resolve(self, connection: UpstreamConnection[object], result: Any) -> Any:
         """The completion items, the first public ones with their documentation resolved;
@@ -320,6 +395,7 @@ class AnalysisInstance:
         no-op until started; a restart reads them anyway), and forget every answer."""
         with self._cache_lock:
             self._cache.clear()
+        self._resolved.clear()
         self.server.configure()
 
     def settings(self) -> dict[str, Any]:
@@ -394,6 +470,39 @@ class DocumentAnalysis:
             timeout,
             documented=documented,
         )
+
+    def documented(
+        self,
+        text: str,
+        offset: int,
+        items: Sequence[CompletionCandidate],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> list[CompletionCandidate]:
+        """``items`` of the completion at ``offset``, with their documentation where
+        pylsp gives it (each a Jedi inference: asked only for the names that can win)."""
+        if not 0 <= offset <= len(text):
+            raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
+        labels = [c.name for c in items]  # labels are names (``include_params`` is off)
+        instance = self.instance
+
+        async def question() -> list[CompletionCandidate]:
+            resolved = await instance.resolve_items(self.uri, text, offset, labels)
+            got = {c.name: c for c in map(_candidate_from, resolved) if c}
+            return [
+                replace(
+                    c,
+                    detail=got[c.name].detail or c.detail,
+                    documentation=got[c.name].documentation,
+                    returns=got[c.name].returns,
+                )
+                if c.name in got
+                else c
+                for c in items
+            ]
+
+        key = ("documentation", self.uri, without_blank_lines(text[:offset]), tuple(labels))
+        return instance.ask(key, question, timeout)
 
     def signature_at(
         self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from steerlsp.models.steering.analysis import (
@@ -35,8 +35,11 @@ class ScriptedAnalysis:
     completions: Mapping[Key, Sequence[CompletionCandidate]] = field(default_factory=dict)
     signatures: Mapping[Key, Signature] = field(default_factory=dict)
     definitions: Mapping[Key, DefinitionSource] = field(default_factory=dict)
+    # name -> documentation, given by ``documented`` to items listed without it
+    documentation: Mapping[str, str] = field(default_factory=dict)
     latency: float = 0.0
     calls: list[tuple[str, str, int]] = field(default_factory=list)
+    documented_for: list[tuple[str, ...]] = field(default_factory=list)
 
     def completions_at(
         self,
@@ -49,6 +52,26 @@ class ScriptedAnalysis:
         """The scripted candidates for this position, or an empty list."""
         found = self._answer("completions_at", self.completions, text, offset, timeout)
         return list(found) if found is not None else []
+
+    def documented(
+        self,
+        text: str,
+        offset: int,
+        items: Sequence[CompletionCandidate],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> list[CompletionCandidate]:
+        """``items``, each with its scripted documentation where it has none (the names
+        asked go to ``documented_for``, not ``calls``: at once, whatever ``latency``)."""
+        if not 0 <= offset <= len(text):
+            raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
+        self.documented_for.append(tuple(c.name for c in items))
+        return [
+            replace(c, documentation=self.documentation[c.name])
+            if not c.documentation and c.name in self.documentation
+            else c
+            for c in items
+        ]
 
     def signature_at(
         self, text: str, offset: int, *, timeout: float = DEFAULT_TIMEOUT

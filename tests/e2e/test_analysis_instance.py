@@ -124,6 +124,37 @@ async def test_a_modules_members_are_asked_once_for_every_document(instance):
     assert instance.queries == queries + 3
 
 
+async def test_items_listed_without_documentation_get_it_by_name(instance):
+    """The decode loop lists items undocumented, then asks the documentation of the
+    few that can win: resolved against pylsp's last list in the document, which is
+    asked again when another list came between."""
+    doc = instance.document(URI, 1)
+    offset = len(SPECULATIVE)
+    listed = await asyncio.to_thread(
+        doc.completions_at, SPECULATIVE, offset, timeout=30.0, documented=False
+    )
+    by_name = {c.name: c for c in listed}
+    assert by_name["with_vat"].documentation == "" and by_name["cents"].documentation == ""
+    wanted = [by_name["with_vat"], by_name["format"]]
+    got = await asyncio.to_thread(doc.documented, SPECULATIVE, offset, wanted, timeout=30.0)
+    assert [c.name for c in got] == ["with_vat", "format"]
+    assert got[0].documentation == "Return this price with value-added tax applied."
+    assert got[0].detail == "shop.pricing.Price" and got[1].documentation
+
+    # Another list in the document since (a cart's): the price's items are listed
+    # again first, or pylsp would resolve nothing (it keys its last list by label).
+    cart = SPECULATIVE[: -len("total.")] + "cart."
+    await asyncio.to_thread(doc.completions_at, cart, len(cart), timeout=30.0, documented=False)
+    wanted = [by_name["with_vat"], by_name["cents"]]
+    queries = instance.queries
+    again = await asyncio.to_thread(doc.documented, SPECULATIVE, offset, wanted, timeout=30.0)
+    assert again[0] == got[0] and again[1].name == "cents"
+    assert instance.queries == queries + 1
+    # Asked once: the same names at the same text come from the cache.
+    cached = await asyncio.to_thread(doc.documented, SPECULATIVE, offset, wanted, timeout=1.0)
+    assert cached == again and instance.queries == queries + 1
+
+
 async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
     doc = instance.document(URI, 1)
     await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
@@ -146,6 +177,25 @@ async def test_a_question_past_its_budget_raises_and_the_start_goes_on(instance)
     assert instance.timeouts == 1
     found = await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
     assert "with_vat" in {c.name for c in found}
+
+
+async def test_a_late_answer_is_joined_and_kept_not_asked_again(instance, monkeypatch):
+    # pylsp cannot drop a question under way: the same question waits for it, and its
+    # answer, once it comes, is the cache's.
+    asked = []
+    query = instance.query
+    monkeypatch.setattr(instance, "query", lambda *a, **k: asked.append(a[0]) or query(*a, **k))
+    doc = instance.document(URI, 1)
+    at = len(SPECULATIVE)
+    for _ in range(2):
+        with pytest.raises(AnalysisTimeout):
+            await asyncio.to_thread(doc.completions_at, SPECULATIVE, at, timeout=0.05)
+    found = await asyncio.to_thread(doc.completions_at, SPECULATIVE, at, timeout=30.0)
+    assert "with_vat" in {c.name for c in found}
+    assert asked == ["textDocument/completion"] and instance.timeouts == 2
+    hits = instance.cache_hits
+    assert await asyncio.to_thread(doc.completions_at, SPECULATIVE, at, timeout=0.05) == found
+    assert instance.cache_hits == hits + 1 and len(asked) == 1
 
 
 async def test_after_a_kill_it_restarts_with_its_documents_and_answers(instance):

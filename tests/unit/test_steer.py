@@ -38,6 +38,7 @@ from steerlsp.models.steering.analysis import (
     Signature,
 )
 from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.stages import members
 from steerlsp.models.steering.stages.repetition import repeated_from
 from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
@@ -469,6 +470,44 @@ def test_the_rankers_choice_is_followed_over_the_models_first_token(inner, pool)
     assert run.trace["walks"][0]["followed"] == ["update"]
 
 
+def test_only_the_contenders_documentation_is_asked_and_it_decides_relevance(inner, pool):
+    """Items are listed without documentation (each is a Jedi inference); once the name
+    is due, the model's likeliest names and the ranker's are documented, and a summary
+    line that says what the function does makes its member win."""
+    head = "def normalize_record(obj):\n    x = obj"
+    script = Script({head + ".items()\n": 0.55, head + ".tidy()\n": 0.45})
+    fillers = [method(f"zz{n}") for n in range(20)]
+    listed = completions(method("items"), method("tidy"), *fillers)
+    documented = replace(
+        listed,
+        documentation={"tidy": "Normalize the record in place.", "zz19": "Normalize it."},
+    )
+    assert steered(inner, script, head, listed, pool).text == ".items()\n"
+    run = steered(inner, script, head, documented, pool)
+    assert run.text == ".tidy()\n"
+    asked = documented.documented_for[-1]
+    assert {"items", "tidy"} <= set(asked) and "zz19" not in asked
+    assert len(asked) <= members.DOCUMENT_FIRST + members.DOCUMENT_RANKED
+    top = {entry["name"]: entry for entry in run.trace["rankings"][0]["top"]}
+    assert top["tidy"]["relevance"] > 0 and top["items"]["relevance"] == 0
+
+
+def test_where_a_type_is_expected_the_first_public_items_are_documented_too(inner, pool):
+    """What each item returns is in its documentation (its signature): on a ``return``
+    of a ``-> dict`` function, the first public items are documented, not only the
+    contenders, so a member that returns a dict can win on its type."""
+    head = "def as_payload(obj) -> dict:\n    return obj"
+    script = Script({head + ".name\n": 0.6, head + ".dump()\n": 0.4})
+    fillers = [method(f"zz{n}") for n in range(50)]
+    analysis = completions(prop("name"), *fillers, method("dump"))
+    run = steered(inner, script, head, analysis, pool)
+    asked = set(analysis.documented_for[-1])
+    public = ["name", *(f"zz{n}" for n in range(50)), "dump"]
+    assert set(public[: members.DOCUMENT_TYPED]) <= asked
+    assert "dump" in asked  # past the first 40, but a contender: the model's second
+    assert run.trace["rankings"][0]["expected"] == "dict"
+
+
 @pytest.mark.parametrize(
     ("item", "preferred", "other", "wrote"),
     [
@@ -551,14 +590,17 @@ def test_deprecated_items_read_from_their_source_are_demoted(inner, pool, tmp_pa
     assert "deprecated here: dict" in run.trace["notes"]
     asked = [call for call in analysis.calls if call[0] == "definition_source"]
     assert len(asked) == 2  # the two likeliest items, resolved in one round
-    # The prefetched files of the items' classes (these items name none), then the two.
-    assert [q["outcome"] for q in run.trace["queries"]] == ["ok", "ok", "ok", "ok"]
+    # The documentation of the contenders (listed without it), the prefetched files of
+    # the items' classes (these items name none), then the two.
+    assert [q["outcome"] for q in run.trace["queries"]] == ["ok"] * 5
     assert [q["query"] for q in run.trace["queries"]] == [
         "completions",
+        "documentation",
         "definitions",
         "definition",
         "definition",
     ]
+    assert analysis.documented_for[-1] == ("dict", "model_dump")
 
 
 def test_a_deprecated_name_the_ranker_favours_is_resolved_by_name_and_its_replacement_wins(
@@ -968,12 +1010,15 @@ def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
     assert completion["query"] == "completions" and completion["offset"] == 1
     assert completion["outcome"] == "ok" and completion["results"] == 2
     assert completion["latency_ms"] >= completion["blocked_ms"] >= 0
-    # No class named in the items' details: nothing prefetched; then the two likeliest names
-    # were resolved (the script has no definitions: no result).
-    assert run.trace["queries"][1]["query"] == "definitions"
-    assert run.trace["queries"][1]["results"] == 0
-    assert [q["query"] for q in run.trace["queries"][2:4]] == ["definition", "definition"]
-    assert all("results" not in q for q in run.trace["queries"][2:4])
+    # The contenders' documentation; no class named in the items' details: nothing
+    # prefetched; then the two likeliest names were resolved (the script has no
+    # definitions: no result).
+    assert run.trace["queries"][1]["query"] == "documentation"
+    assert run.trace["queries"][1]["results"] == 2
+    assert run.trace["queries"][2]["query"] == "definitions"
+    assert run.trace["queries"][2]["results"] == 0
+    assert [q["query"] for q in run.trace["queries"][3:5]] == ["definition", "definition"]
+    assert all("results" not in q for q in run.trace["queries"][3:5])
     assert [r["name"] for r in run.trace["rankings"][0]["top"]] == ["update", "items"]
     assert run.trace["waited_ms"] >= 0 and run.trace["hints"] == []
 
@@ -1058,13 +1103,14 @@ def test_the_files_of_the_items_classes_are_prefetched_and_remembered(inner, poo
     options = SteeringOptions(rank=False, hints=False, names=False)  # no scope query
     first = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
     assert first.text == ".model_dump()\n"
-    assert [q["query"] for q in first.trace["queries"]] == ["completions", "definitions"]
-    assert first.trace["queries"][1]["results"] == 1
+    asked = ["completions", "documentation", "definitions"]
+    assert [q["query"] for q in first.trace["queries"]] == asked
+    assert first.trace["queries"][2]["results"] == 1
     assert detail in facts.defined_in
     second = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
     assert second.text == ".model_dump()\n"
-    assert [q["query"] for q in second.trace["queries"]] == ["completions", "definitions"]
-    assert second.trace["queries"][1]["results"] == 0  # known: nothing to look up
+    assert [q["query"] for q in second.trace["queries"]] == asked
+    assert second.trace["queries"][2]["results"] == 0  # known: nothing to look up
 
 
 # --- undefined names: rewind at the statement's end and write the name again --------

@@ -14,6 +14,7 @@ along the chosen names.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 
 import torch
@@ -39,6 +40,17 @@ from steerlsp.models.steering.tokens.trie import CandidateTrie
 # Candidates resolved to their definitions to read their deprecation: this many of the
 # model's likeliest names, and this many of the ranker's.
 RESOLVE_FOR_DEPRECATION = 2
+# Candidates whose documentation (its summary line for relevance, the return type in
+# its signature) is asked once the name is due: this many of the model's likeliest
+# names, and this many of the ranker's on their names alone. Each is a Jedi inference
+# in ``completionItem/resolve``: asking them for the first 40 items of every list cost
+# the first question of a document 0.3 to 0.5 s.
+DOCUMENT_FIRST = 6
+DOCUMENT_RANKED = 4
+# Where the expression must have a type (``return`` in a ``-> dict`` function), what
+# each item returns (its signature, in its documentation) counts too: the first this
+# many public items are documented as well.
+DOCUMENT_TYPED = 40
 # A receiver that is the method's own object: ``self.`` or ``cls.`` (not ``x.self.``).
 _SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
 # Candidate lists longer than this are cut (the server's order) before spelling.
@@ -70,6 +82,7 @@ class MemberWalk(Stage):
         self.trace = inputs.trace
         self.written = inputs.written
         self.questions = inputs.questions
+        self.budget = inputs.budget
         self.walking = inputs.walking
         self.hints = inputs.hints
         self.deprecations = Deprecations(inputs)
@@ -105,7 +118,7 @@ class MemberWalk(Stage):
     ) -> tuple[list[CompletionCandidate], Files | None]:
         """On a pool thread: the items, and (started as soon as they arrive, so the
         deprecations are read by the time the name is due) the files of their classes."""
-        items = self.analysis.completions_at(text, offset, timeout=limit)
+        items = self.analysis.completions_at(text, offset, timeout=limit, documented=False)
         if not (self.options.deprecation and items):
             return items, None
         files = self.facts.pool.submit(
@@ -136,11 +149,12 @@ class MemberWalk(Stage):
         spelled = self._spell(point, found)
         if spelled is None:
             return logits
-        items, trie, remainder = spelled.items, spelled.trie, spelled.remainder
+        trie, remainder = spelled.trie, spelled.remainder
         first = torch.log_softmax(logits[0].float(), dim=-1)
         first_token = {
-            c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in items
+            c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in spelled.items
         }
+        items = self._documented(point, spelled.items, first_token, spelled.typed)
         by_first = sorted(items, key=lambda c: -first_token[c.name])
         ranker = self._ranker(point, items, first_token, spelled.typed) if o.rank else None
         # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
@@ -171,6 +185,40 @@ class MemberWalk(Stage):
             self.trace.rankings.append(ranker.traced(len(self.written.text), ranked))
         self._walk(step, point, found, spelled, chosen, deprecated)
         return logits
+
+    def _documented(
+        self,
+        point: TriggerPoint,
+        items: list[CompletionCandidate],
+        first_token: dict[str, float],
+        typed: str,
+    ) -> list[CompletionCandidate]:
+        """``items``, the contenders among them with their documentation: the model's
+        likeliest names and the ranker's on their names (and, where a type is
+        expected, the first public items, for what they return). Listed without it, so which
+        items are documented depends on the text and the logits alone, not on what
+        an earlier question happened to resolve."""
+        by_first = sorted(items, key=lambda c: -first_token[c.name])[:DOCUMENT_FIRST]
+        contenders = dict.fromkeys(c.name for c in by_first)
+        if self.options.rank:
+            ranker = self._ranker(point, items, first_token, typed)
+            contenders.update(dict.fromkeys(r.name for r in ranker.proxy[:DOCUMENT_RANKED]))
+            if ranker.intent.expected and self.weights.expected_type:
+                public = [c.name for c in items if not c.name.startswith("_")]
+                contenders.update(dict.fromkeys(public[:DOCUMENT_TYPED]))
+        wanted = [c for c in items if c.name in contenders and not c.documentation]
+        if not wanted:
+            return items
+        text, offset = self.written.speculative(point.partial_start)
+        future = self.facts.pool.submit(
+            self.analysis.documented, text, offset, wanted, timeout=self.budget.limit
+        )
+        at = self.written.generated(point.offset)
+        answer = self.budget.wait(Query("documentation", future, time.perf_counter(), point, at))
+        documented: dict[str, CompletionCandidate] = (
+            {c.name: c for c in answer} if isinstance(answer, list) else {}
+        )
+        return [documented.get(c.name, c) for c in items]
 
     def _spell(self, point: TriggerPoint, found: list[CompletionCandidate]) -> _Spelled | None:
         """The items that continue what was typed, spelled in the line's context; None
