@@ -72,16 +72,18 @@ class SteeringOptions:
     that a document version and position get the same completion whatever the
     machine's load (issue 23 found 4 of 24 positions writing another name from
     run to run when the loop gave each answer 250 ms). ``budget`` caps all that
-    waiting in one completion (3 s: a cold Jedi's first question on a library
-    takes 0.6-0.8 s on 2 quiet cores, two or three times that on busy ones);
-    ``query_timeout`` is one question's own limit (2 s; 60% of it for the items'
-    documentation, which the ranker reads). A tuned pylsp answers at ``obj.`` on
-    a small class in 36 ms and on pydantic's ``BaseModel`` in 180-260 ms, and a
-    question overlaps the forward pass (or prefill) it was started before. Six
-    queries cover the attribute accesses and calls of an 8-line completion (the
-    task suite's solutions have a median of 3); two interrupts (each a
-    re-prefill of one line, ~85 ms) keep the worst case within about four
-    decode steps. Past the budget the rest is decoded unsteered.
+    waiting in one generated line (3 s: a cold Jedi's first question on a library
+    takes 0.6-0.8 s on 2 quiet cores, two or three times that on busy ones), and
+    ``max_queries`` its questions; ``budget_total`` and ``max_queries_total`` cap
+    a whole completion, so that every line of a body is steered and none waits
+    long. ``query_timeout`` is one question's own limit (2 s). A tuned pylsp
+    answers at ``obj.`` on a small class in 36 ms and on pydantic's ``BaseModel``
+    in 180-260 ms, and a question overlaps the forward pass (or prefill) it was
+    started before. Six queries cover a line's attribute accesses and calls (the
+    task suite's 8-line solutions have a median of 3 in all); two interrupts
+    (each a re-prefill of one line, ~85 ms) keep the worst case within about
+    four decode steps. Past a budget the rest (of the line, or of the
+    completion) is decoded unsteered.
     """
 
     enabled: bool = True
@@ -108,9 +110,12 @@ class SteeringOptions:
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 2.0  # seconds: one question's own limit
-    max_queries: int = 6
+    max_queries: int = 6  # per generated line
     max_interrupts: int = 2
-    budget: float = 3.0  # seconds of waiting for due answers per completion
+    budget: float = 3.0  # seconds of waiting for due answers per generated line
+    # The caps over a whole completion: a body's later lines are steered too, within them.
+    max_queries_total: int = 24
+    budget_total: float = 6.0
     rank_logprob: float = _WEIGHTS.logprob
     rank_relevance: float = _WEIGHTS.relevance
     rank_deprecated: float = _WEIGHTS.deprecated

@@ -116,6 +116,12 @@ class SteeringSettings:
     max_queries: int = field(default=_STEER.max_queries, metadata={"min": 0, "max": 64})
     max_interrupts: int = field(default=_STEER.max_interrupts, metadata={"min": 0, "max": 16})
     budget_ms: int = field(default=_ms(_STEER.budget), metadata={"min": 0, "max": 10000})
+    max_queries_total: int = field(
+        default=_STEER.max_queries_total, metadata={"min": 0, "max": 256}
+    )
+    budget_total_ms: int = field(
+        default=_ms(_STEER.budget_total), metadata={"min": 0, "max": 60000}
+    )
     rank_logprob: float = field(default=_STEER.rank_logprob, metadata={"min": 0.0, "max": 20.0})
     rank_relevance: float = field(default=_STEER.rank_relevance, metadata={"min": 0.0, "max": 50.0})
     rank_deprecated: float = field(
@@ -136,7 +142,10 @@ class SteeringSettings:
             if hasattr(self, f.name)
         }
         return SteeringOptions(
-            **same, query_timeout=self.query_timeout_ms / 1000, budget=self.budget_ms / 1000
+            **same,
+            query_timeout=self.query_timeout_ms / 1000,
+            budget=self.budget_ms / 1000,
+            budget_total=self.budget_total_ms / 1000,
         )
 
 

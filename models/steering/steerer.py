@@ -94,6 +94,7 @@ class Steerer:
 
     def observe(self, token: int, text: str) -> None:
         point = self.written.observe(token, text)
+        self.budget.at_line(self.written.text.count("\n"))
         for stage in self.stages:
             stage.ask(point)
         for stage in self.stages:

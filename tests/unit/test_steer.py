@@ -983,6 +983,41 @@ def test_the_query_cap_leaves_later_triggers_unasked(inner, pool):
     assert f"completions at {len('.update().')}: query cap reached" in run.trace["notes"]
 
 
+LINES = HEAD + ".updaet()\n    obj.updaet()\n"  # a trigger on each line
+LINES_HALF = HEAD + ".update()\n    obj.updaet()\n"
+LINES_RIGHT = HEAD + ".update()\n    obj.update()\n"
+
+
+@pytest.mark.parametrize(
+    ("total", "wrote"),
+    [(24, ".update()\n    obj.update()\n"), (1, ".update()\n    obj.updaet()\n")],
+)
+def test_the_query_cap_holds_per_line_within_a_cap_per_completion(inner, pool, total, wrote):
+    """Issue 24's budget per line: one question a line steers both lines of a body,
+    unless the completion's own cap is spent on the first."""
+    script = Script({LINES: 0.6, LINES_HALF: 0.39, LINES_RIGHT: 0.01})
+    analysis = ScriptedAnalysis(completions={"obj.": ITEMS})
+    options = SteeringOptions(max_queries=1, max_queries_total=total, hints=False, names=False)
+    run = steered(inner, script, HEAD, analysis, pool, options)
+    assert run.text == wrote
+    assert [c[0] for c in analysis.calls] == ["completions_at"] * min(total, 2)
+
+
+def test_the_time_budget_holds_per_line_within_a_budget_per_completion(inner, pool):
+    """The first line's slow answer spends its line's budget, not the second line's."""
+    script = Script({LINES: 0.999, LINES_RIGHT: 0.001})
+    slow = ScriptedAnalysis(completions={"obj.": ITEMS}, latency=0.05)
+    options = SteeringOptions(budget=0.02, budget_total=1.0, hints=False, names=False)
+    run = steered(inner, script, HEAD, slow, pool, options)
+    timed = [q["outcome"] for q in run.trace["queries"] if q["query"] == "completions"]
+    assert timed == ["timeout", "timeout"]  # each line waited, each for its own 20 ms
+    assert 40 <= run.trace["waited_ms"] < 300
+    spent = replace(options, budget_total=0.02)
+    again = steered(inner, script, HEAD, slow, pool, spent)
+    assert [q["query"] for q in again.trace["queries"]] == ["completions"]
+    assert any(note.endswith("time budget spent") for note in again.trace["notes"])
+
+
 @pytest.mark.parametrize(
     ("broken", "wrote"),
     [("completions_at", ".updaet(1)\n"), ("definition_source", ".update(1)\n")],

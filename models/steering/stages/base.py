@@ -140,43 +140,58 @@ class Query:
 
 
 class Budget:
-    """The one budget of a completion: the query cap, the time waited for answers,
-    and each query's own limit on its pool thread."""
+    """The budgets of a completion: per generated line, the query cap and the time
+    waited for answers, both also capped over the whole completion; and each query's
+    own limit on its pool thread."""
 
     def __init__(self, options: SteeringOptions, trace: Trace) -> None:
         self.options = options
         self.trace = trace
-        self.queries = 0
+        self.queries = 0  # over the completion
         self.waited = 0.0
+        self.line = 0  # the generated line being written (0: the cursor's)
+        self.line_queries = 0
+        self.line_waited = 0.0
         self.limit = options.query_timeout  # a question's own limit, on its pool thread
+
+    def at_line(self, line: int) -> None:
+        """The text written so far ends on generated line ``line``: a new line (or one
+        written again after a rewind) starts with its budgets whole."""
+        if line != self.line:
+            self.line, self.line_queries, self.line_waited = line, 0, 0.0
 
     @property
     def capped(self) -> bool:
-        """No query may be asked any more."""
-        return self.queries >= self.options.max_queries
+        """No query may be asked any more (on this line, or at all)."""
+        o = self.options
+        return self.line_queries >= o.max_queries or self.queries >= o.max_queries_total
 
     @property
     def spent(self) -> bool:
-        """The completion's time budget is spent."""
-        return self.waited >= self.options.budget
+        """The time budget is spent (this line's, or the completion's)."""
+        return self.left() <= 0
 
     def count_query(self) -> None:
         self.queries += 1
+        self.line_queries += 1
 
     def left(self) -> float:
-        """What the next wait may take: the rest of the completion's budget. A due answer
-        is waited for, not raced past: the completion of a document version is then the
-        same whatever the machine's load, as long as the answers come within the budget
-        (and each within its own limit, ``limit``)."""
-        return max(0.0, self.options.budget - self.waited)
+        """What the next wait may take: the rest of the line's budget, within the rest
+        of the completion's. A due answer is waited for, not raced past: the completion
+        of a document version is then the same whatever the machine's load, as long as
+        the answers come within the budgets (and each within its own limit, ``limit``)."""
+        o = self.options
+        return max(0.0, min(o.budget - self.line_waited, o.budget_total - self.waited))
 
     def spend(self, seconds: float) -> None:
         """Time the completion spent steering but not waiting (a hint's splice)."""
         self.waited += seconds
+        self.line_waited += seconds
 
     def block(self, seconds: float) -> None:
         """Time the decode loop stood still waiting for an answer."""
         self.waited += seconds
+        self.line_waited += seconds
         self.trace.waited_ms = round(self.waited * 1000, 2)
 
     def wait_for(self, future: concurrent.futures.Future[Any]) -> None:
