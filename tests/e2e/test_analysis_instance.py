@@ -247,6 +247,26 @@ async def test_it_runs_in_our_session_on_cores_nothing_else_wants(instance):
     assert {os.sched_getscheduler(thread) for thread in threads} == {os.SCHED_IDLE}
 
 
+async def test_after_a_restart_the_contenders_are_documented_against_a_new_list(instance):
+    # pylsp resolves against the document's last list, which a restart loses: the
+    # items are listed again rather than left undocumented.
+    doc = instance.document(URI, 1)
+    offset = len(SPECULATIVE)
+    listed = await asyncio.to_thread(
+        doc.completions_at, SPECULATIVE, offset, timeout=30.0, documented=False
+    )
+    pid = instance.status()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(400):
+        status = instance.status()
+        if status["state"] == "running" and status["pid"] not in (None, pid):
+            break
+        await asyncio.sleep(0.05)
+    wanted = [c for c in listed if c.name == "with_vat"]
+    got = await asyncio.to_thread(doc.documented, SPECULATIVE, offset, wanted, timeout=30.0)
+    assert got[0].documentation == "Return this price with value-added tax applied."
+
+
 async def test_it_lints_nothing_and_what_it_publishes_goes_to_no_editor(instance, monkeypatch):
     heard: list[dict[str, Any]] = []
     monkeypatch.setattr(Headless, "upstream_notification", lambda self, raw: heard.append(raw))
