@@ -198,9 +198,8 @@ async def test_a_late_answer_is_joined_and_kept_not_asked_again(instance, monkey
     assert instance.cache_hits == hits + 1 and len(asked) == 1
 
 
-async def test_after_a_kill_it_restarts_with_its_documents_and_answers(instance):
-    doc = instance.document(URI, 1)
-    await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
+async def killed_and_restarted(instance: AnalysisInstance) -> dict[str, Any]:
+    """Kill the instance's pylsp; its status once another process runs (or 20 s on)."""
     pid = instance.status()["pid"]
     os.kill(pid, signal.SIGKILL)
     for _ in range(400):
@@ -208,6 +207,13 @@ async def test_after_a_kill_it_restarts_with_its_documents_and_answers(instance)
         if status["state"] == "running" and status["pid"] not in (None, pid):
             break
         await asyncio.sleep(0.05)
+    return status
+
+
+async def test_after_a_kill_it_restarts_with_its_documents_and_answers(instance):
+    doc = instance.document(URI, 1)
+    await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
+    status = await killed_and_restarted(instance)
     assert status["restarts"] == 1 and status["state"] == "running"
     # A new text at a new version: the replayed document is changed, not reopened.
     text = SPECULATIVE[: -len("total.")] + "cart."
@@ -255,13 +261,7 @@ async def test_after_a_restart_the_contenders_are_documented_against_a_new_list(
     listed = await asyncio.to_thread(
         doc.completions_at, SPECULATIVE, offset, timeout=30.0, documented=False
     )
-    pid = instance.status()["pid"]
-    os.kill(pid, signal.SIGKILL)
-    for _ in range(400):
-        status = instance.status()
-        if status["state"] == "running" and status["pid"] not in (None, pid):
-            break
-        await asyncio.sleep(0.05)
+    await killed_and_restarted(instance)
     wanted = [c for c in listed if c.name == "with_vat"]
     got = await asyncio.to_thread(doc.documented, SPECULATIVE, offset, wanted, timeout=30.0)
     assert got[0].documentation == "Return this price with value-added tax applied."
