@@ -968,7 +968,7 @@ def test_the_time_budget_stops_waiting_and_then_stops_asking(inner, pool):
     assert query["outcome"] == "timeout"  # cut at the budget's 30 ms, not the query's 1 s
     assert 30 <= run.trace["waited_ms"] < 300
     assert len(run.trace["triggers"]) == 2
-    assert run.trace["notes"] == [f"completions at {len('.updaet().')}: time budget spent"]
+    assert run.trace["notes"] == [f"completions at {len('.updaet().')}: time budget spent (line)"]
 
 
 def test_the_query_cap_leaves_later_triggers_unasked(inner, pool):
@@ -980,7 +980,7 @@ def test_the_query_cap_leaves_later_triggers_unasked(inner, pool):
     assert [call[0] for call in analysis.calls] == ["completions_at"]  # no definition either
     asked = [t["offset"] for t in run.trace["triggers"] if t["query"] == "completions"]
     assert asked == [1, len(".update().")]
-    assert f"completions at {len('.update().')}: query cap reached" in run.trace["notes"]
+    assert f"completions at {len('.update().')}: query cap reached (line)" in run.trace["notes"]
 
 
 LINES = HEAD + ".updaet()\n    obj.updaet()\n"  # a trigger on each line
@@ -1001,6 +1001,10 @@ def test_the_query_cap_holds_per_line_within_a_cap_per_completion(inner, pool, t
     run = steered(inner, script, HEAD, analysis, pool, options)
     assert run.text == wrote
     assert [c[0] for c in analysis.calls] == ["completions_at"] * min(total, 2)
+    capped = [note for note in run.trace["notes"] if "query cap" in note]
+    second = len(".update()\n    obj.")
+    reached = f"completions at {second}: query cap reached (completion)"
+    assert capped == ([] if total > 1 else [reached])
 
 
 def test_the_time_budget_holds_per_line_within_a_budget_per_completion(inner, pool):
@@ -1015,7 +1019,7 @@ def test_the_time_budget_holds_per_line_within_a_budget_per_completion(inner, po
     spent = replace(options, budget_total=0.02)
     again = steered(inner, script, HEAD, slow, pool, spent)
     assert [q["query"] for q in again.trace["queries"]] == ["completions"]
-    assert any(note.endswith("time budget spent") for note in again.trace["notes"])
+    assert any(note.endswith("time budget spent (completion)") for note in again.trace["notes"])
 
 
 @pytest.mark.parametrize(

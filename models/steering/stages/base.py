@@ -175,6 +175,14 @@ class Budget:
         self.queries += 1
         self.line_queries += 1
 
+    def whose_cap(self) -> str:
+        """Which query cap is reached: the completion's, or else the line's (for traces)."""
+        return "completion" if self.queries >= self.options.max_queries_total else "line"
+
+    def whose_time(self) -> str:
+        """Which time budget is spent: the completion's, or else the line's (for traces)."""
+        return "completion" if self.waited >= self.options.budget_total else "line"
+
     def left(self) -> float:
         """What the next wait may take: the rest of the line's budget, within the rest
         of the completion's. A due answer is waited for, not raced past: the completion

@@ -72,7 +72,8 @@ class Hints:
             self.trace.notes.append(f"{kind} hint skipped: interrupt cap reached")
             return logits
         if self.budget.spent:
-            self.trace.notes.append(f"{kind} hint skipped: time budget spent")
+            whose = self.budget.whose_time()
+            self.trace.notes.append(f"{kind} hint skipped: time budget spent ({whose})")
             return logits
         texts = self.facts.vocabulary.texts
         logical = list(history[0].tolist())

@@ -43,10 +43,12 @@ class Questions:
             trace["partial"] = point.partial
         self.trace.triggers.append(trace)
         if self.budget.capped:
-            self.trace.notes.append(f"{kind} at {offset}: query cap reached")
+            whose = self.budget.whose_cap()
+            self.trace.notes.append(f"{kind} at {offset}: query cap reached ({whose})")
             return
         if self.budget.spent:
-            self.trace.notes.append(f"{kind} at {offset}: time budget spent")
+            whose = self.budget.whose_time()
+            self.trace.notes.append(f"{kind} at {offset}: time budget spent ({whose})")
             return
         self.budget.count_query()
         text, document_offset = self.written.speculative(at)
