@@ -80,6 +80,7 @@ def build_server(
         root_uri=server.root_uri,
         python_environment=server.python_environment,
         query_budget=lambda: server.settings.steering.query_timeout_ms / 1000,
+        busy=lambda: host.worker.busy(),
     )
 
     def current() -> config.Settings:

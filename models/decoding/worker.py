@@ -133,6 +133,10 @@ class ModelWorker:
             self._stopped = True
             self._jobs.put(None)
 
+    def busy(self) -> bool:
+        """Whether a job is running or waiting."""
+        return self._busy or not self._jobs.empty()
+
     def health(self) -> dict[str, Any]:
         """For ``steerlsp/status``: is a thread serving jobs, and how busy is it."""
         return {

@@ -81,6 +81,11 @@ REQUEST_TIMEOUT = 30.0
 # The throwaway question that warms the instance: Jedi's first completion loads
 # its stdlib stubs (about a second), which no real question should pay for.
 WARM_TEXT = "import os\nos."
+# An opened or changed document is read by the instance (``warm_document``) once the
+# editor has been quiet this long, the model idle and nothing asked: a user reading.
+QUIET_SECONDS = 0.5
+# Documents whose warmed text is remembered (so the same text is not warmed twice).
+MAX_WARMED = 64
 
 
 @dataclass(frozen=True)
@@ -105,11 +110,14 @@ class AnalysisInstance:
         backoff: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0, 4.0),
         stuck_after: float = STUCK_SECONDS,
         background: bool = True,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         """``root_uri`` and ``python_environment`` are read when it starts (and at each
         restart, for the environment), so they follow the main upstream's.
         ``background``: the process runs only on a core the decode loop does not
-        want; its questions are answered while the loop waits for them."""
+        want; its questions are answered while the loop waits for them. ``busy``
+        says whether the model is decoding or has a job queued (no document is
+        read ahead then, :meth:`warm_document`)."""
         self.loop = loop
         self.options = UpstreamOptions(
             command or default_command(),
@@ -134,6 +142,14 @@ class AnalysisInstance:
         # is cached by its callback at once, on the thread that asked.
         self._cache_lock = threading.RLock()
         self._asking: dict[tuple[Any, ...], concurrent.futures.Future[Any]] = {}
+        self._busy = busy
+        self._last_asked = 0.0  # when the decode loop or the editor last did something
+        # Documents to read ahead (uri -> how to read its text when its turn comes), the
+        # task that reads them, and the text each was last read at (a hash).
+        self._to_warm: OrderedDict[str, Callable[[], str | None]] = OrderedDict()
+        self._warming_documents: asyncio.Task[None] | None = None
+        self._warmed: OrderedDict[str, int] = OrderedDict()
+        self.warmed_documents = 0
         # Resolved documentation by (label, detail): Jedi's detail names the defining
         # class or module, so a member's documentation is resolved once per session.
         self._documentation: OrderedDict[tuple[str, str], Any] = OrderedDict()
@@ -176,6 +192,7 @@ class AnalysisInstance:
         the same question under way. Raises :class:`AnalysisTimeout` past the budget
         (the question goes on, and its answer is cached when it comes) and
         :class:`AnalysisError` when the server fails."""
+        self.touch()
         with self._cache_lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -250,6 +267,34 @@ class AnalysisInstance:
         if self._warming is None:
             self._warming = asyncio.run_coroutine_threadsafe(self._warm(), self.loop)
 
+    def touch(self) -> None:
+        """The editor or the decode loop did something: no document is read ahead now."""
+        self._last_asked = time.monotonic()
+
+    def warm_document(
+        self, uri: str, text: Callable[[], str | None], *, opened: bool = True
+    ) -> None:
+        """On the loop, after ``uri`` was opened or changed: have the instance read it
+        (and the modules it imports) in the background, so that the first question
+        about it pays only for the inference at its cursor. Jedi's first question on a
+        document parses it and its imports: 0.3 to 0.75 s of the first question's 0.4
+        to 0.8 s on the third-party sample, against 40 to 150 ms for the next one.
+
+        One throwaway question at its start (the module's names, no documentation),
+        when ``uri`` was just ``opened`` or not yet read (a change then: its parse is
+        incremental after that), and only while the model is idle and neither the
+        editor nor the decode loop has done anything for :data:`QUIET_SECONDS`: a
+        user reading, never typing. ``text()`` is read when its turn comes (None:
+        closed since). pylsp answers one question at a time, so a question of the
+        decode loop's asked while it runs waits for it."""
+        self.touch()
+        if not opened and uri in self._warmed:
+            return
+        self._to_warm[uri] = text
+        self._to_warm.move_to_end(uri)
+        if self._warming_documents is None or self._warming_documents.done():
+            self._warming_documents = asyncio.ensure_future(self._warm_documents())
+
     def limit(self, memory_limit_mb: int | None, max_document_bytes: int) -> None:
         """The bounds of ``upstream.*``: its memory, and the largest text it analyses."""
         self.max_document_bytes = max_document_bytes
@@ -271,6 +316,32 @@ class AnalysisInstance:
             log.debug("warming the analysis instance failed: %s", exc)
             return
         log.debug("analysis instance warm in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    async def _warm_documents(self) -> None:
+        while self._to_warm:
+            await self._quiet()
+            if not self._to_warm:
+                return
+            uri, read = self._to_warm.popitem(last=False)
+            try:
+                text = read()
+                if text is None or utf8_size(text) > self.max_document_bytes:
+                    continue
+                if self._warmed.get(uri) == hash(text):
+                    continue
+                await self.query(types.TEXT_DOCUMENT_COMPLETION, uri, text, 0, documented=False)
+                self._warmed[uri] = hash(text)
+                self._warmed.move_to_end(uri)
+                while len(self._warmed) > MAX_WARMED:
+                    self._warmed.popitem(last=False)
+                self.warmed_documents += 1
+            except (AnalysisError, UpstreamError, OSError) as exc:  # the next one's turn comes
+                log.debug("reading %s ahead failed: %s", uri, exc)
+
+    async def _quiet(self) -> None:
+        """Until the model is idle and nothing happened for :data:`QUIET_SECONDS`."""
+        while self._busy() or time.monotonic() - self._last_asked < QUIET_SECONDS:
+            await asyncio.sleep(QUIET_SECONDS / 4)
 
     async def query(
         self, method: str, uri: str, text: str, offset: int, *, documented: bool = True
@@ -420,6 +491,8 @@ class AnalysisInstance:
         """Stop the process, if it was ever started."""
         if self._warming is not None:
             self._warming.cancel()
+        if self._warming_documents is not None:
+            self._warming_documents.cancel()
         await self.server.stop()
 
     # ---- status ----------------------------------------------------------
@@ -441,6 +514,7 @@ class AnalysisInstance:
             "documents": len(self._docs),
             "queries": self.queries,
             "cache_hits": self.cache_hits,
+            "documents_read_ahead": self.warmed_documents,
             "timeouts": self.timeouts,
             "timeouts_in_a_row": self.server.timeouts_in_a_row,
             "mean_ms": round(self._total_ms / self.queries, 1) if self.queries else None,

@@ -102,11 +102,30 @@ def register(server: SteerServer, host: ModelHost, completions: Completions, cha
         completions.configure()
         host.configure()
 
+    def read_ahead(ls: SteerServer, uri: str, opened: bool) -> None:
+        """The analysis instance reads the document in the background while the user
+        reads it, so that steering's first question on it is quick."""
+        if ls.analysis is None or not ls.settings.steering.enabled:
+            return
+
+        def text() -> str | None:
+            doc = completions.documents.get(uri)
+            return doc.source if doc is not None else None
+
+        ls.analysis.warm_document(uri, text, opened=opened)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: SteerServer, params: types.DidOpenTextDocumentParams) -> None:
+        """Read the document ahead (see ``AnalysisInstance.warm_document``)."""
+        read_ahead(ls, params.text_document.uri, opened=True)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SteerServer, params: types.DidChangeTextDocumentParams) -> None:
-        """A running generation for this document is now stale, and so are its ChatLSP answers."""
+        """A running generation for this document is now stale, and so are its ChatLSP
+        answers. (Touched: nothing is read ahead while the user types.)"""
         completions.document_changed(params.text_document.uri)
         chat.document_changed(params.text_document.uri)
+        read_ahead(ls, params.text_document.uri, opened=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SteerServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -119,6 +138,8 @@ def register(server: SteerServer, host: ModelHost, completions: Completions, cha
         ls: SteerServer, params: types.InlineCompletionParams
     ) -> types.InlineCompletionList:
         """Ghost text at the cursor from the in-process model."""
+        if ls.analysis is not None:
+            ls.analysis.touch()  # nothing is read ahead while the user types
         return await completions.inline(params)
 
 

@@ -155,6 +155,57 @@ async def test_items_listed_without_documentation_get_it_by_name(instance):
     assert cached == again and instance.queries == queries + 1
 
 
+async def test_an_opened_document_is_read_ahead_while_the_user_reads():
+    """After didOpen the instance reads the document (one throwaway question), never
+    while the model decodes nor while the editor keeps asking, and once per text."""
+    decoding = True
+    analysis = AnalysisInstance(
+        asyncio.get_running_loop(),
+        root_uri=lambda: from_fs_path(str(SHOP)),
+        query_budget=lambda: 20.0,
+        busy=lambda: decoding,
+    )
+
+    async def read_ahead_count(at_least: int) -> int:
+        for _ in range(300):
+            count = analysis.status().get("documents_read_ahead", 0)
+            if count >= at_least:
+                return count
+            await asyncio.sleep(0.05)
+        return analysis.status().get("documents_read_ahead", 0)
+
+    try:
+        text = REPORT.read_text()
+        analysis.warm_document(URI, lambda: text)
+        await asyncio.sleep(1.0)
+        assert analysis.status() == {"state": "idle"}  # the model was decoding all along
+        decoding = False
+        for _ in range(6):  # the user types: requests keep coming
+            analysis.touch()
+            await asyncio.sleep(0.2)
+        assert analysis.status() == {"state": "idle"}
+        assert await read_ahead_count(1) == 1
+        status = analysis.status()
+        assert status["documents"] == 1 and status["queries"] == 0  # not the decode loop's
+        # The same text again, or a change to a document read: nothing more is read.
+        analysis.warm_document(URI, lambda: text)
+        analysis.warm_document(URI, lambda: text + "\n", opened=False)
+        await asyncio.sleep(1.5)
+        assert analysis.status()["documents_read_ahead"] == 1
+        # Reopened with other text, it is read again; a closed one (None) is skipped.
+        analysis.warm_document(URI, lambda: text + "\nx = 1\n")
+        analysis.warm_document(from_fs_path(str(SHOP / "shop" / "cart.py")) or "", lambda: None)
+        assert await read_ahead_count(2) == 2
+        doc = analysis.document(URI, 3)
+        speculative = text + "\nx = 1\n" + SPECULATIVE[len(REPORT.read_text()) :]
+        found = await asyncio.to_thread(
+            doc.completions_at, speculative, len(speculative), timeout=30.0
+        )
+        assert {"cents", "with_vat"} <= {c.name for c in found}
+    finally:
+        await analysis.stop()
+
+
 async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
     doc = instance.document(URI, 1)
     await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)
