@@ -48,8 +48,9 @@ class StepHook(Protocol):
         ...
 
     def quiet(self) -> bool:
-        """Whether ``steer`` would leave the next logits as they are (nothing is due):
-        the loop may then verify drafted tokens without it."""
+        """Whether ``steer`` at the next steps is a function of the history and the
+        logits alone (nothing is due: no answer to wait for, no cache to edit; a walk's
+        mask may apply): the loop may then verify drafted tokens, steering each."""
         ...
 
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
@@ -218,11 +219,15 @@ class Engine:
         stop_ids: frozenset[int],
     ) -> torch.Tensor:
         """Feed ``token`` and the drafted tokens in one pass; keep the drafts greedy
-        decoding would have chosen. -> logits [1, V] after the last kept token."""
+        decoding would have chosen, steered as the loop would steer them (the hook is
+        quiet: its steering depends on the history and the logits alone, a walk's mask
+        included). -> logits [1, V] after the last kept token."""
         every = self._cache.forward([token, *draft], keep=len(draft) + 1)  # [1 + k, V]
         kept = 0
         for position, drafted in enumerate(draft):
             logits = self.apply_steering(run.history, every[position : position + 1], processors)
+            if run.hook is not None:
+                logits = run.hook.steer(self, run.history, logits)
             if int(logits.argmax(dim=-1).item()) != drafted:
                 break
             if drafted in self.eos_ids or drafted in stop_ids:

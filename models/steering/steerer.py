@@ -114,10 +114,11 @@ class Steerer:
         return keep
 
     def quiet(self) -> bool:
-        """Nothing is due at the next token: no query out, no walk, no rewind to start,
-        no hint in the cache. ``steer`` would change nothing, so the loop may verify
-        drafted tokens without calling it at each."""
-        return self.walking.current is None and self._nothing_due()
+        """Nothing is due at the next token: no query out, no rewind to start, no hint
+        in the cache. ``steer`` then applies the walk under way, if any, and nothing
+        else: a function of the history and the logits, so the loop may verify drafted
+        tokens (a name the prompt already spells) and steer each, as it would one by one."""
+        return self._nothing_due()
 
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         """The only tokens the next step can take, when a masking walk is under way and
@@ -161,11 +162,14 @@ class Steerer:
         before, after = int(raw.argmax()), int(steered.argmax())
         if before == after:
             return
+        step = history.shape[-1] - self._prompt_length
+        if self.trace.changed and self.trace.changed[-1]["step"] == step:
+            return  # steered again: the draft verified here was not kept
         probs = torch.softmax(raw[0].float(), dim=-1)
         texts = self.facts.vocabulary.texts
         self.trace.changed.append(
             {
-                "step": history.shape[-1] - self._prompt_length,
+                "step": step,
                 "at": len(self.written.text),
                 "before": texts[before] if before < len(texts) else str(before),
                 "after": texts[after] if after < len(texts) else str(after),

@@ -203,3 +203,61 @@ def test_a_hard_mask_known_in_advance_computes_only_its_rows_and_writes_the_same
         hook = Masking("total=+ ", tell)
         texts.append(generate(engine, PROMPT, None, max_new_tokens=16, hook=hook).text)
     assert texts[0] == texts[1] and set(texts[0]) <= set("total=+ ")
+
+
+class Renaming:
+    """A walk-like hook: after ``total = `` it allows only the next letter of ``price``,
+    a function of the history alone. ``quiet_in_walk``: whether it says so (drafts are
+    then verified under its mask) or, as before, refuses drafts while it masks."""
+
+    def __init__(self, quiet_in_walk: bool) -> None:
+        self.quiet_in_walk = quiet_in_walk
+        self.text = ""
+
+    def _next_letter(self, text: str) -> str | None:
+        head, _, tail = text.rpartition("total = ")
+        if not head and not text.startswith("total = "):
+            return None
+        return "price"[len(tail)] if len(tail) < 5 and "price".startswith(tail) else None
+
+    def steer(self, engine: Engine, history: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        letter = self._next_letter(TOK.decode(history[0].tolist())[len(PROMPT) :])
+        if letter is None:
+            return logits
+        forced = torch.full_like(logits, float("-inf"))
+        forced[:, TOK.vocab[letter]] = 0
+        return forced
+
+    def observe(self, token: int, text: str) -> None:
+        self.text = text
+
+    def rewind(self) -> int | None:
+        return None
+
+    def quiet(self) -> bool:
+        return self.quiet_in_walk or self._next_letter(self.text) is None
+
+    def rows(self, history: torch.Tensor) -> torch.Tensor | None:
+        return None
+
+
+def test_a_walk_under_way_takes_drafts_verified_under_its_mask(model):
+    """A name the prompt already spells is drafted and verified in one pass while the
+    walk masks, with the same output as steering it token by token."""
+    engine = Engine(model, TOK)
+    runs = {}
+    for quiet_in_walk in (False, True):
+        for lookup in (None, Lookup()):
+            runs[quiet_in_walk, lookup is not None] = generate(
+                engine,
+                PROMPT,
+                lookup,
+                max_new_tokens=40,
+                processors=[Script(LINE * 2)],
+                hook=Renaming(quiet_in_walk),
+            )
+    texts = {run.text for run in runs.values()}
+    assert texts == {"total = price + price\ntotal = price + price\n"[:40]}
+    # Inside the walk, "rice" after "p" is drafted from the prompt and kept.
+    assert runs[True, True].accepted >= runs[False, True].accepted + 4
+    assert engine.cache.cached == ids(PROMPT) + runs[True, True].token_ids[:-1]
