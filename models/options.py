@@ -107,6 +107,10 @@ class SteeringOptions:
     # At each statement's end, a name it reads that nothing defines is written again
     # (``models/steering/stages/scope.py``): up to ``max_rewinds`` times per completion.
     names: bool = True
+    # A keyword argument the callee does not take (no ``**kwargs``) is written again
+    # along the ones it does (``models/steering/stages/keywords.py``), also up to
+    # ``max_rewinds`` times per completion.
+    keywords: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 2.0  # seconds: one question's own limit

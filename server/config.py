@@ -108,6 +108,7 @@ class SteeringSettings:
     runtime_deprecation: bool = _STEER.runtime_deprecation  # also needs python.trustWorkspace
     hints: bool = _STEER.hints
     names: bool = _STEER.names
+    keywords: bool = _STEER.keywords
     max_rewinds: int = field(default=_STEER.max_rewinds, metadata={"min": 0, "max": 8})
     follow_kind: bool = _STEER.follow_kind
     query_timeout_ms: int = field(

@@ -59,6 +59,7 @@ class CallContext:
     callee: str  # the callee expression's source text, stripped
     argument_index: int  # 0-based: the number of top-level commas so far
     open_bracket: int  # offset of the call's ``(``
+    argument_start: int = -1  # offset where the current argument starts (after ``(`` or ``,``)
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,11 @@ class MonitorState:
     def point(self) -> TriggerPoint:
         """The trigger at the end of the text fed so far."""
         end, frame = self._text.length, self._brackets.innermost_call()
-        call = CallContext(frame.callee, frame.arguments, frame.offset) if frame else None
+        call = (
+            CallContext(frame.callee, frame.arguments, frame.offset, frame.argument_start)
+            if frame
+            else None
+        )
         none = TriggerPoint(Trigger.NONE, end, "", end, False, call)
         if self._mode != _CODE or self._string.opening or self._number:
             return none
@@ -345,7 +350,7 @@ class MonitorState:
             self._close(char, end)
         elif char == ",":
             self._token("comma", end)
-            self._brackets.comma()
+            self._brackets.comma(end)
             self._statement.comma(depth, top.kind if top is not None else None)
         elif char == ".":
             self._token("dot" if self._last in _EXPRESSION_ENDS else "dot_bare", end)
@@ -387,7 +392,11 @@ class MonitorState:
                 callee = self._text.slice(chain, position).strip()
         else:
             kind = "group"
-        self._brackets.open(Frame(char, position, kind, chain, callee, 0, passed=passed))
+        self._brackets.open(
+            Frame(
+                char, position, kind, chain, callee, 0, passed=passed, argument_start=position + 1
+            )
+        )
         self._token("open", position + 1)
         self._statement.opened(kind)
 

@@ -21,6 +21,7 @@ class Frame(NamedTuple):
     arguments: int
     resume: StringState | None = None  # a field: the string it interrupts
     passed: bool = False  # the expression it belongs to is passed as a value (TriggerPoint)
+    argument_start: int = -1  # where its current argument starts (after ``(`` or a comma)
 
 
 class Brackets:
@@ -61,11 +62,12 @@ class Brackets:
         del self.frames[match:]
         return frame
 
-    def comma(self) -> None:
-        """A comma at the top level of the innermost bracket: one more argument."""
+    def comma(self, end: int) -> None:
+        """A comma ending at ``end``, at the top level of the innermost bracket: one more
+        argument, starting there."""
         top = self.top
         if top is not None:
-            self.frames[-1] = top._replace(arguments=top.arguments + 1)
+            self.frames[-1] = top._replace(arguments=top.arguments + 1, argument_start=end)
 
     def calls(self) -> list[Frame]:
         """The open calls, outermost first."""

@@ -4,7 +4,8 @@ One :class:`Steerer` steers one completion from inside ``Engine.generate``, on
 the decode thread. Each stage brings one kind of knowledge
 (``models/steering/stages/``): the walk after ``.`` (:class:`MemberWalk`, with
 ranking and deprecations), signature hints (:class:`SignatureHints`), undefined
-names (:class:`UndefinedNames`). The Steerer calls them in :data:`STAGES`' order
+names (:class:`UndefinedNames`), keyword arguments (:class:`KeywordArguments`), repeated
+lines (:class:`RepeatedLines`). The Steerer calls them in :data:`STAGES`' order
 (see :class:`Stage` for the moments), holds the one :class:`Budget` and collects
 the :class:`Trace`:
 
@@ -31,6 +32,7 @@ from steerlsp.models.steering.analysis import Analysis
 from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.stages.base import Budget, Decoder, Inputs, Stage, Step, Trace
 from steerlsp.models.steering.stages.hints import Hints
+from steerlsp.models.steering.stages.keywords import KeywordArguments
 from steerlsp.models.steering.stages.members import MemberWalk
 from steerlsp.models.steering.stages.names import UndefinedNames
 from steerlsp.models.steering.stages.questions import Questions
@@ -45,6 +47,7 @@ STAGES: tuple[Callable[[Inputs], Stage | None], ...] = (
     MemberWalk,
     SignatureHints,
     UndefinedNames.build,
+    KeywordArguments.build,
     RepeatedLines.build,
 )
 

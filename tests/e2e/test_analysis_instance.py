@@ -409,3 +409,27 @@ async def test_a_stuck_instance_is_restarted_and_reported():
         assert status["restarts"] == 1 and status["pid"] not in (None, pid)
     finally:
         await analysis.stop()
+
+
+async def test_a_callees_keywords_are_read_from_real_signature_help(instance):
+    """The keyword stage reads parameter kinds from pylsp's label: checked here on what
+    real pylsp answers, for a builtin with positional- and keyword-only parameters and
+    overloads, a function that takes ``**kwargs``, and one that takes neither."""
+    from steerlsp.models.steering.stages.keywords import shape_of
+
+    doc = instance.document(URI, 1)
+    head = REPORT.read_text() + "\n\nimport json\nimport shutil\n\n"
+    shapes = {}
+    for callee in ("sorted", "json.dumps", "shutil.copytree"):
+        text = head + f"x = {callee}(names, "
+        signature = await asyncio.to_thread(doc.signature_at, text, len(text), timeout=30.0)
+        assert signature is not None, callee
+        shapes[callee] = shape_of(signature, callee)
+    assert shapes["sorted"] is not None and not shapes["sorted"].open
+    assert shapes["sorted"].keywords() == ["key", "reverse"]
+    assert not shapes["sorted"].accepts("iterable")  # positional-only
+    assert shapes["json.dumps"] is not None and shapes["json.dumps"].open  # **kwds
+    copytree = shapes["shutil.copytree"]
+    assert copytree is not None and not copytree.open
+    assert {"dirs_exist_ok", "symlinks", "ignore"} <= set(copytree.keywords())
+    assert not copytree.accepts("exist_ok")

@@ -207,19 +207,19 @@ def test_a_receiver_passed_as_a_value(text: str, passed: bool) -> None:
 @pytest.mark.parametrize(
     ("text", "call"),
     [
-        ("a.b(c, d.", CallContext("a.b", 1, 3)),
-        ("a.b(c, d", CallContext("a.b", 1, 3)),
-        ("a.b(", CallContext("a.b", 0, 3)),
-        ("print(f(", CallContext("f", 0, 7)),
-        ("print(f(x), ", CallContext("print", 1, 5)),
-        ("foo(a, [1, x.", CallContext("foo", 1, 3)),  # the call a nested literal sits in
-        ("f(a)(b, ", CallContext("f(a)", 1, 4)),
-        ('"".join(', CallContext('"".join', 0, 7)),
-        ("x[0].get(k, ", CallContext("x[0].get", 1, 8)),
-        ("g(x=1, y=z.", CallContext("g", 1, 1)),
-        ("obj.method(\n    a,\n    b,\n    ", CallContext("obj.method", 2, 10)),
-        ("f(a, (b, c), ", CallContext("f", 2, 1)),
-        ('f("a,b", ', CallContext("f", 1, 1)),
+        ("a.b(c, d.", CallContext("a.b", 1, 3, 6)),
+        ("a.b(c, d", CallContext("a.b", 1, 3, 6)),
+        ("a.b(", CallContext("a.b", 0, 3, 4)),
+        ("print(f(", CallContext("f", 0, 7, 8)),
+        ("print(f(x), ", CallContext("print", 1, 5, 11)),
+        ("foo(a, [1, x.", CallContext("foo", 1, 3, 6)),  # the call a nested literal sits in
+        ("f(a)(b, ", CallContext("f(a)", 1, 4, 7)),
+        ('"".join(', CallContext('"".join', 0, 7, 8)),
+        ("x[0].get(k, ", CallContext("x[0].get", 1, 8, 11)),
+        ("g(x=1, y=z.", CallContext("g", 1, 1, 6)),
+        ("obj.method(\n    a,\n    b,\n    ", CallContext("obj.method", 2, 10, 25)),
+        ("f(a, (b, c), ", CallContext("f", 2, 1, 12)),
+        ('f("a,b", ', CallContext("f", 1, 1, 8)),
         ("f(a)", None),
         ("f(a).b", None),
         ("def f(a, ", None),
@@ -263,7 +263,7 @@ def test_fork_is_independent() -> None:
     assert fork.update("b.").trigger == AFTER_DOT
     assert fork.update(")").call is None
     assert state.point().trigger == ARGUMENT
-    assert state.point().call == CallContext("foo", 1, 7)
+    assert state.point().call == CallContext("foo", 1, 7, 10)
     assert state.update("c").partial == "c"
 
 
@@ -435,4 +435,4 @@ def test_a_field_is_code_and_the_rest_of_the_f_string_is_text() -> None:
     assert state.context == "string"
     state.update('"')
     assert state.context == "code"
-    assert trigger_at('print(f"{x.').call == CallContext("print", 0, 5)
+    assert trigger_at('print(f"{x.').call == CallContext("print", 0, 5, 6)

@@ -1,0 +1,244 @@
+"""The keyword-argument stage: a keyword the callee does not take is written again.
+
+Once an argument inside a call reads ``name=``, the callee's signature is
+asked (once per call), so that its answer overlaps the next token's forward
+pass. Once the model has written a keyword (``name=`` at an
+argument's start; the ``=`` not the start of ``==``), the name is checked
+against the parameters the signature accepts, every overload's
+(``models/steering/parameters.py``). A name none of them takes, where the
+callee takes no ``**kwargs``, is written again from its first token along the
+keywords still to give, masked: the model chose to write a keyword, and these
+are the ones that exist. A keyword given twice is written again the same way
+(Python refuses it). The required ones not yet given come first; none
+already given is offered. Up to ``steering.maxRewinds`` times per completion,
+like an undefined name (the two count separately).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+
+from steerlsp.models.steering.analysis import Signature
+from steerlsp.models.steering.monitor import CallContext, TriggerPoint
+from steerlsp.models.steering.parameters import CallShape, call_shape, split_arguments
+from steerlsp.models.steering.processors.candidates import CandidateWalk
+from steerlsp.models.steering.stages.base import Answer, Inputs, Query, Stage, Step
+from steerlsp.models.steering.stages.walking import Walk
+from steerlsp.models.steering.tokens.trie import CandidateTrie
+
+# ``name=`` at an argument's start, and one character after it (``==`` is no keyword).
+_KEYWORD = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)(?=.)", re.DOTALL)
+_GIVEN = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
+_STARTS_NAME = re.compile(r"\s*[A-Za-z_]\w*\s*=?\Z")  # could still become ``name=``
+_KEYWORD_SO_FAR = re.compile(r"\s*[A-Za-z_]\w*\s*=(?!=)", re.DOTALL)  # ``name=``, maybe more
+_LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*\Z")
+
+
+def given_arguments(arguments: str) -> tuple[set[str], int]:
+    """The keywords given among a call's earlier ``arguments`` (the text between its
+    ``(`` and the current argument), and how many were passed by position."""
+    keywords: set[str] = set()
+    positional = 0
+    for argument in split_arguments(arguments):
+        match = _GIVEN.match(argument)
+        if match is not None:
+            keywords.add(match.group(1))
+        elif argument and not argument.startswith("*"):
+            positional += 1
+    return keywords, positional
+
+
+def shape_of(signature: Signature, callee: str) -> CallShape | None:
+    """The callee's parameters from its signature help, when its label can be read
+    and agrees with the parameter names the server listed; None: check nothing."""
+    match = _LAST_NAME.search(callee)
+    if match is None:
+        return None
+    shape = call_shape(signature.label, match.group(1))
+    if shape is None:
+        return None
+    listed = [p for p in signature.parameters if p not in ("/", "*")]
+    if listed and not any([p.name for p in o] == listed for o in shape.overloads):
+        return None  # the label says something else than the parameters: trust neither
+    return shape
+
+
+class KeywordArguments(Stage):
+    """Keyword arguments the callee takes (see the module docstring)."""
+
+    def __init__(self, inputs: Inputs) -> None:
+        self.analysis = inputs.analysis
+        self.facts = inputs.facts
+        self.options = inputs.options
+        self.budget = inputs.budget
+        self.trace = inputs.trace
+        self.written = inputs.written
+        self.questions = inputs.questions
+        self.walking = inputs.walking
+        self.rewinds = 0
+        self._shapes: dict[int, CallShape | None] = {}  # by the call's ``(`` offset
+        self._checked: set[tuple[int, int]] = set()  # (call, argument start)
+        # A rewind to ask for: (keep, lead, the keyword, the keywords to offer, the key).
+        self._rewind: tuple[int, str, str, list[str], tuple[int, int]] | None = None
+        self._rewound: tuple[str, str, list[str]] | None = None  # lead, keyword, offered
+
+    @classmethod
+    def build(cls, inputs: Inputs) -> KeywordArguments | None:
+        options = inputs.options
+        if not (options.keywords and options.max_rewinds > 0):
+            return None
+        return cls(inputs)
+
+    # ---- asking ---------------------------------------------------------------------
+
+    def ask(self, point: TriggerPoint) -> None:
+        """Once an argument's text reads ``name=`` (or ``name =``): its call's signature,
+        at most once per call. Not at every ``(``: most calls take no keyword, and each
+        question counts against the line's cap."""
+        call = point.call
+        if call is None or call.argument_start < 0 or call.open_bracket in self._shapes:
+            return
+        argument = self.written.whole[call.argument_start : point.offset]
+        if not _KEYWORD_SO_FAR.match(argument):
+            return
+        pool, signature_at = self.facts.pool, self.analysis.signature_at
+        self.questions.ask(
+            "parameters",
+            point,
+            call.open_bracket + 1,
+            lambda text, offset, limit: pool.submit(signature_at, text, offset, timeout=limit),
+            self,
+        )
+
+    def due(self, query: Query) -> bool:
+        return query.future.done()  # else waited for where a keyword needs it (observe)
+
+    def answered(
+        self, query: Query, answer: Answer, step: Step, logits: torch.Tensor
+    ) -> torch.Tensor:
+        self._keep(query, answer)
+        return logits
+
+    def _keep(self, query: Query, answer: Answer) -> None:
+        call = query.point.call
+        if call is not None:
+            shape = shape_of(answer, call.callee) if isinstance(answer, Signature) else None
+            self._shapes[call.open_bracket] = shape
+
+    def _shape(self, call: CallContext) -> tuple[bool, CallShape | None]:
+        """The call's parameters, waited for if still out. -> (known, shape)"""
+        if call.open_bracket not in self._shapes:
+            query = next(
+                (
+                    q
+                    for q in self.questions.pending
+                    if q.owner is self
+                    and q.point.call
+                    and q.point.call.open_bracket == call.open_bracket
+                ),
+                None,
+            )
+            if query is None:
+                return False, None  # never asked (a cap), or asked before a rewind
+            self.questions.take(query)
+            self._keep(query, self.budget.wait(query))
+        return True, self._shapes.get(call.open_bracket)
+
+    # ---- after each token -----------------------------------------------------------
+
+    def observe(self, point: TriggerPoint) -> None:
+        call = point.call
+        if call is None or call.argument_start < 0 or self._rewind is not None:
+            return
+        key = (call.open_bracket, call.argument_start)
+        if key in self._checked or self.rewinds >= self.options.max_rewinds:
+            return
+        written = self.written
+        whole = written.whole
+        argument = whole[call.argument_start : point.offset]
+        match = _KEYWORD.match(argument)
+        if match is None:
+            if not _STARTS_NAME.match(argument) and argument.strip():
+                self._checked.add(key)  # a value, not a keyword: nothing to check
+            return
+        self._checked.add(key)
+        name = match.group(1)
+        start = call.argument_start + match.start(1)
+        if start < len(written.window):
+            return  # the user wrote it
+        known, shape = self._shape(call)
+        if not known or shape is None:
+            return
+        given, positional = given_arguments(whole[call.open_bracket + 1 : call.argument_start])
+        if shape.accepts(name) and name not in given:
+            return
+        offered = [n for n in shape.wanted(given, positional) if n != name]
+        if not offered:
+            self.trace.notes.append(f"keyword {name!r} kept: {call.callee} takes no other")
+            return
+        at = written.generated(start)
+        keep = next(i for i, end in enumerate(written.ends) if end > at)
+        lead = written.text[written.ends[keep - 1] if keep else 0 : at]
+        self._rewind = (keep, lead, name, offered, key)
+        self.trace.interrupts.append(
+            {
+                "at": at,
+                "reason": f"{'repeated' if name in given else 'unexpected'} keyword {name!r}"
+                f" for {call.callee}",
+                "rewound": len(written.tokens) - keep,
+            }
+        )
+
+    def wanted_rewind(self) -> int | None:
+        return None if self._rewind is None else self._rewind[0]
+
+    def rewind(self, keep: int) -> None:
+        """Before the text goes back to ``keep`` tokens: forget what came after it, and
+        note what to write instead at the next step when the rewind is this stage's."""
+        limit = len(self.written.window) + len(self.written.kept(keep))
+        self._checked = {k for k in self._checked if k[1] < limit}
+        self._shapes = {o: s for o, s in self._shapes.items() if o < limit}
+        if self._rewind is None:
+            return
+        _, lead, name, offered, key = self._rewind
+        self._rewind = None
+        self._checked.discard(key)  # the argument written again is checked again
+        self.rewinds += 1
+        self._rewound = (lead, name, offered)
+
+    def quiet(self) -> bool:
+        return self._rewind is None and self._rewound is None
+
+    # ---- before a token -------------------------------------------------------------
+
+    def steer(self, step: Step, logits: torch.Tensor) -> torch.Tensor:
+        """After a rewind: the keyword's first token written again, among the keywords
+        the callee takes."""
+        if self._rewound is None:
+            return logits
+        lead, name, offered = self._rewound
+        self._rewound = None
+        written = self.written
+        trie = CandidateTrie.in_context(
+            [lead + n for n in offered],
+            context=written.line_context(),
+            tokenize=self.facts.tokenize,
+            vocabulary=self.facts.vocabulary,
+        )
+        if not len(trie):
+            return logits
+        walk = CandidateWalk(trie, mode="mask", start=step.history.shape[-1])
+        entry: dict[str, Any] = {
+            "at": len(written.text),
+            "typed": "",
+            "candidates": len(offered),
+            "mode": "mask",
+            "followed": "all",
+            "instead_of": name,
+        }
+        at = len(written.window) + len(written.text)
+        self.walking.start(Walk([walk], [walk], "", at), entry)
+        return logits

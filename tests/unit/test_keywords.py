@@ -1,0 +1,144 @@
+"""Keyword arguments: a keyword the callee does not take is written again.
+
+The parameters' reading (``models/steering/parameters.py``) on signature labels
+as pylsp gives them, and the stage (``models/steering/stages/keywords.py``) in
+the real decode loop, with a scripted model and scripted analysis: the
+mechanics only; what the real model writes is measured by
+``bench/next_identifier.py --track keywords``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from steerlsp.models.options import SteeringOptions
+from steerlsp.models.steering.analysis import Signature
+from steerlsp.models.steering.parameters import Kind, call_shape
+from steerlsp.models.steering.stages.keywords import given_arguments, shape_of
+from tests.doubles.analysis import ScriptedAnalysis
+from tests.unit.test_steer import Script, inner, one_thread, pool, steered, tokenize, unsteered
+
+__all__ = ["inner", "one_thread", "pool"]  # the fixtures, shared with test_steer
+
+DUMPS = (
+    "dumps(obj: Any, *, skipkeys: bool=False, cls: type[JSONEncoder] | None=None,"
+    " indent: None | int | str=None, **kwds: Any) -> str"
+)
+SEND = "send(request, /, timeout: float=5.0, *, stream: bool=False, retries: int) -> Response"
+PROMPT = "def fetch(client, request):\n    return client.send(request, "
+SIGNATURE = Signature(SEND, ("request", "timeout", "stream", "retries"))
+
+
+def test_a_label_gives_each_parameters_kind_and_default():
+    shape = call_shape(SEND, "send")
+    assert shape is not None and not shape.open
+    (overload,) = shape.overloads
+    assert [(p.name, p.kind, p.required) for p in overload] == [
+        ("request", Kind.POSITIONAL_ONLY, True),
+        ("timeout", Kind.EITHER, False),
+        ("stream", Kind.KEYWORD_ONLY, False),
+        ("retries", Kind.KEYWORD_ONLY, True),
+    ]
+    assert shape.keywords() == ["timeout", "stream", "retries"]
+    assert not shape.accepts("request")  # positional-only
+    # Required first, then in order; none given, none filled by position.
+    assert shape.wanted(set(), 1) == ["retries", "timeout", "stream"]
+    assert shape.wanted({"retries"}, 2) == ["stream"]
+
+
+def test_kwargs_accept_any_keyword_and_overloads_add_up():
+    assert call_shape(DUMPS, "dumps").open and call_shape(DUMPS, "dumps").accepts("anything")
+    overloads = "read(path, *, sep: str=...) -> A read(path, *, sep: str=..., chunks: int) -> B"
+    shape = call_shape(overloads, "read")
+    assert shape is not None and len(shape.overloads) == 2
+    assert shape.accepts("chunks") and not shape.accepts("chunksize")
+    # Brackets, strings and ``==`` in defaults are not commas or defaults of their own.
+    odd = call_shape("f(x=g(1, 2), y: dict[str, int]={'a,': 1}, z='=')", "f")
+    assert odd is not None and [p.name for p in odd.overloads[0]] == ["x", "y", "z"]
+
+
+@pytest.mark.parametrize(
+    "label", ["", "Return a copy (shallow) of the list.", "send(request", "send(**)"]
+)
+def test_a_label_that_cannot_be_read_checks_nothing(label):
+    assert call_shape(label, "send") is None
+
+
+def test_a_label_that_disagrees_with_the_listed_parameters_is_not_trusted():
+    assert shape_of(SIGNATURE, "client.send") is not None
+    assert shape_of(Signature(SEND, ("request", "verify")), "client.send") is None
+    assert shape_of(SIGNATURE, "client.post") is None  # the label names another callee
+
+
+def test_the_arguments_given_so_far():
+    assert given_arguments("request, timeout=f(a, b=1), *extra, x == y") == ({"timeout"}, 2)
+    assert given_arguments("") == (set(), 0)
+
+
+def test_an_unexpected_keyword_is_written_again_among_the_callees_parameters(inner, pool):
+    script = Script({PROMPT + "verbose=True)\n": 0.9, PROMPT + "retries=3)\n": 0.1})
+    assert unsteered(inner, script, PROMPT).text == "verbose=True)\n"
+    analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
+    run = steered(inner, script, PROMPT, analysis, pool)
+    assert run.text == "retries=3)\n"
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == "unexpected keyword 'verbose' for client.send"
+    walk = run.trace["walks"][-1]
+    assert walk["instead_of"] == "verbose" and walk["wrote"] == "retries"
+    assert walk["candidates"] == 3  # retries, timeout, stream
+    assert [q["query"] for q in run.trace["queries"] if q["query"] != "scope"] == ["parameters"]
+    # The cache is the rewritten text's: nothing of "verbose" is left in it.
+    assert run.engine.cache.cached == [*run.prompt_ids, *tokenize("retries=3)\n")]
+
+
+def test_keywords_given_are_not_offered_again(inner, pool):
+    prompt = PROMPT + "retries=2, "
+    script = Script(
+        {
+            prompt + "retries=3)\n": 0.8,
+            prompt + "verbose=1)\n": 0.15,
+            prompt + "stream=True)\n": 0.05,
+        }
+    )
+    analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
+    run = steered(inner, script, prompt, analysis, pool)
+    # "retries" is a parameter, but given already (a repeated keyword is a syntax
+    # error): the argument is written again, and "stream" is what is left.
+    assert run.text == "stream=True)\n"
+
+
+@pytest.mark.parametrize(
+    ("written", "signature"),
+    [
+        ("timeout=3)\n", SIGNATURE),  # a parameter: stands
+        ("verbose=True)\n", Signature(DUMPS, ("obj", "skipkeys", "cls", "indent", "kwds"))),
+        ("request == 1)\n", SIGNATURE),  # a comparison, not a keyword
+        ("verbose=True)\n", None),  # no signature known
+    ],
+)
+def test_what_stands(inner, pool, written, signature):
+    callee = "json.dumps(" if signature and signature.label.startswith("dumps") else "client.send("
+    prompt = PROMPT.replace("client.send(", callee)
+    script = Script({prompt + written: 0.9, prompt + "retries=3)\n": 0.1})
+    analysis = ScriptedAnalysis(signatures={callee: signature} if signature else {})
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == written and run.trace["interrupts"] == []
+
+
+def test_a_keyword_the_user_began_is_not_rewritten_nor_with_the_stage_off(inner, pool):
+    analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
+    typed = PROMPT + "verb"
+    script = Script({typed + "ose=True)\n": 0.9, typed + "retries=3)\n": 0.1})
+    assert steered(inner, script, typed, analysis, pool).text == "ose=True)\n"
+    script = Script({PROMPT + "verbose=True)\n": 0.9, PROMPT + "retries=3)\n": 0.1})
+    off = SteeringOptions(keywords=False)
+    assert steered(inner, script, PROMPT, analysis, pool, options=off).text == "verbose=True)\n"
+
+
+def test_a_signature_still_out_at_the_keyword_is_waited_for_within_the_budget(inner, pool):
+    script = Script({PROMPT + "verbose=True)\n": 0.9, PROMPT + "retries=3)\n": 0.1})
+    late = ScriptedAnalysis(signatures={"client.send(": SIGNATURE}, latency=0.3)
+    run = steered(inner, script, PROMPT, late, pool, SteeringOptions(budget=2.0))
+    assert run.text == "retries=3)\n" and run.trace["waited_ms"] > 0
+    too_late = SteeringOptions(budget=0.05)
+    assert steered(inner, script, PROMPT, late, pool, too_late).text == "verbose=True)\n"
