@@ -21,6 +21,7 @@ report reads ``test``.
     python bench/next_identifier.py --out bench/results
     python bench/next_identifier.py --configs unsteered,ranked --limit 10 --split all
     python bench/next_identifier.py --split train --weights rank_relevance=6 --configs ranked
+    python bench/next_identifier.py --track keywords --limit 60   # keyword arguments
 
 Writes ``next_identifier.json`` (rows and summary), ``next_identifier.md`` and
 ``next_identifier.png``.
@@ -339,7 +340,15 @@ def gather(
 
 
 def main(argv: list[str] | None = None) -> int:
+    track = argparse.ArgumentParser(add_help=False)
+    track.add_argument("--track", choices=("names", "keywords"), default="names")
+    chosen, rest = track.parse_known_args(argv)
+    if chosen.track == "keywords":  # keyword arguments in calls: bench/keyword_arguments.py
+        from bench import keyword_arguments
+
+        return keyword_arguments.main(rest)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--track", choices=("names", "keywords"), default="names")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated names")
     parser.add_argument("--split", choices=("train", "test", "all"), default="test")
     parser.add_argument("--limit", type=int, default=None, help="positions per source")

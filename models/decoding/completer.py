@@ -43,6 +43,7 @@ from steerlsp.models.steering.analysis import Analysis
 from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.processors.comments import CommentRuns
 from steerlsp.models.steering.processors.healing import TokenHealing, split_trailing_space
+from steerlsp.models.steering.stages.written import steering_window
 from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyText
 from steerlsp.prompts.builder import build_prompt
@@ -170,7 +171,7 @@ class Completer:
                 options=options.steering
                 if self.template is None
                 else dataclasses.replace(options.steering, hints=False),
-                window=window[-_WINDOW:],
+                window=steering_window(window),
                 before=before[: len(before) - len(prompt.healed)],
                 after=after,
                 prompt_length=len(prompt.ids),
@@ -336,9 +337,6 @@ class Completer:
 
 # Prompt-lookup drafts may copy from this many characters after the cursor.
 _LOOKUP_SUFFIX = 2_000
-# The monitor lexes at most this much of the prompt's code (whole lines would be
-# better; a string opened before the cut is misread, which yields no trigger).
-_WINDOW = 8_000
 
 
 def load_completer(

@@ -436,3 +436,23 @@ def test_a_field_is_code_and_the_rest_of_the_f_string_is_text() -> None:
     state.update('"')
     assert state.context == "code"
     assert trigger_at('print(f"{x.').call == CallContext("print", 0, 5, 6)
+
+
+def test_the_steering_window_starts_where_the_lexer_knows_its_state() -> None:
+    """The last 8,000 characters of a long file may begin inside a docstring: the window
+    reaches back to the top-level ``def`` before it, so the call at the cursor is seen."""
+    from steerlsp.models.steering.stages.written import WINDOW, steering_window
+
+    docstring = '    """Examples.\n\n' + "    >>> f('it's', [1, 2,\n" * 600 + '    """\n'
+    head = "import numpy\n" + "x = 1\n" * 2000 + "\n\n"
+    prefix = head + "@dispatch(x)\ndef f(a):\n" + docstring + "    return g(a, "
+    window = steering_window(prefix, size=WINDOW, reach=12_000)
+    assert window.startswith("def f(a):\n")
+    cut = prefix[-WINDOW:]
+    assert MonitorState().update(cut).call.callee != "g"  # cut in the docstring: misread
+    assert MonitorState().update(window).call == CallContext("g", 1, len(window) - 4, len(window) - 1)
+    assert steering_window(prefix) == prefix  # within the default reach: all of it
+    # Short documents are lexed whole; beyond reach, the plain cut.
+    assert steering_window("x = f(") == "x = f("
+    far = "def f():\n" + "    x = 1\n" * 8000 + "    y = g("
+    assert steering_window(far, size=100, reach=1000) == far[-100:]

@@ -34,6 +34,7 @@ from steerlsp.models.steering.stages.scope import (
     parse_statement,
 )
 from steerlsp.models.steering.stages.walking import Walk
+from steerlsp.models.steering.stages.written import TOP_LEVEL
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Names in scope offered to the walk after a rewind (Jedi lists ~150 builtins alone).
@@ -42,8 +43,6 @@ MAX_NAMES = 600
 # from, and how far after it the statement is looked for to end (characters).
 STATEMENT_HEAD = 32768
 STATEMENT_TAIL = 4096
-# A line that starts a top-level definition: outside any string or bracket, in code.
-_TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
 _NEXT_LINE = re.compile(r"\n([ \t]*)[^\s#]")  # the next line of code, and its indentation
 
 
@@ -109,7 +108,7 @@ def statement_query(before: str, after: str) -> StatementQuestion | None:
     or the statement does not end within :data:`STATEMENT_TAIL` characters after the
     cursor (nor the document)."""
     head = before[-STATEMENT_HEAD:]
-    anchors = list(_TOP_LEVEL.finditer(head))
+    anchors = list(TOP_LEVEL.finditer(head))
     if not anchors and len(head) < len(before):
         return None
     window = head[anchors[-1].start() :] if anchors else before

@@ -3,7 +3,34 @@ tokens, and the monitor that reads them (``models/steering/monitor.py``)."""
 
 from __future__ import annotations
 
+import re
+
 from steerlsp.models.steering.monitor import MonitorState, Trigger, TriggerPoint
+
+# A line that starts a top-level definition: outside any string or bracket, in code.
+TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
+# The monitor lexes at least this much of the code before the cursor, and at most this
+# much more to start where the lexer's state is known (see :func:`steering_window`).
+WINDOW = 8_000
+WINDOW_REACH = 64_000
+
+
+def steering_window(prefix: str, size: int = WINDOW, reach: int = WINDOW_REACH) -> str:
+    """The end of ``prefix`` the monitor lexes: its last ``size`` characters, reaching
+    back to where a lexer can start (the document's start, or a top-level ``def``,
+    ``class`` or decorator line) within ``reach`` more. A cut inside a docstring or
+    any string would make the lexer read its text as code and the code after it as
+    text, and then no trigger of the whole completion is seen. Where no such line is
+    in reach, the plain cut (rare: a top-level statement over 64k characters)."""
+    if len(prefix) <= size:
+        return prefix
+    cut = len(prefix) - size
+    if cut <= reach:
+        return prefix
+    start = None
+    for match in TOP_LEVEL.finditer(prefix, cut - reach, cut + 1):
+        start = match.start()
+    return prefix[start if start is not None else cut :]
 
 
 class Written:
