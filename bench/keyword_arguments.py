@@ -357,7 +357,9 @@ def _measure_one(
         row.results[name] = {
             "written": written,
             "text": completion.generation.text,
-            "verdict": verdict(written, position.truth, keywords),
+            "verdict": verdict(written, position.truth, keywords)
+            if row.callee.get("checkable")
+            else "unchecked",
             "latency_ms": round((time.perf_counter() - started) * 1000, 1),
             "interrupts": sum(
                 1 for i in trace.get("interrupts", []) if "keyword" in i.get("reason", "")
