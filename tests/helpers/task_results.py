@@ -151,6 +151,7 @@ def summary(
             "static_valid": _share(group, lambda r: not r.static_errors and r.outcome != "error"),
             "deprecated": _share(group, lambda r: bool(r.deprecated)),
             "named_deprecated": _share(group, lambda r: bool(r.named_deprecated)),
+            **{code: float(api_errors(group, code)) for code in API_CODES},
         }
         for key in ("queries", "timeouts", "interrupts", "changed", "waited_ms", *CONTEXT_KEYS):
             row[f"{key}_per_completion"] = totals.get(key, 0) / explained if explained else math.nan
@@ -162,6 +163,16 @@ def summary(
         for key in ("deprecated", "named_deprecated"):
             row[f"{key}_change"] = _ratio(row[key], base_row[key]) - 1 if base_row else math.nan
     return out
+
+
+# pylint's messages for calls and attributes that do not exist: an unexpected keyword,
+# a missing argument, an unknown member (issue 24's count, against unsteered).
+API_CODES = ("E1123", "E1120", "E1101")
+
+
+def api_errors(group: list[Result], code: str) -> int:
+    """How many of pylint's ``code`` messages the group's completions got, in all."""
+    return sum(1 for r in group for error in r.static_errors if f"[{code}" in error)
 
 
 def tests_passed(group: list[Result]) -> float:
@@ -219,8 +230,8 @@ def summary_lines(table: dict[str, dict[str, float]], base: str = BASELINE) -> l
         "completion ran one at test time:",
         "",
         "| configuration | tasks | solved | tests passed | static-valid | names deprecated "
-        f"| vs {base} | ran deprecated | vs {base} |",
-        "|---|---|---|---|---|---|---|---|---|",
+        f"| vs {base} | ran deprecated | vs {base} | E1123 | E1120 | E1101 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in table.items():
         lines.append(
@@ -229,7 +240,9 @@ def summary_lines(table: dict[str, dict[str, float]], base: str = BASELINE) -> l
             f"{_num(row['static_valid'], '.0f', '%')} | "
             f"{_num(row['named_deprecated'], '.0f', '%')} | "
             f"{_change(row['named_deprecated_change'])} | "
-            f"{_num(row['deprecated'], '.0f', '%')} | {_change(row['deprecated_change'])} |"
+            f"{_num(row['deprecated'], '.0f', '%')} | {_change(row['deprecated_change'])} | "
+            + " | ".join(_num(row[code], ".0f") for code in API_CODES)
+            + " |"
         )
     return lines
 

@@ -450,7 +450,9 @@ def test_the_steering_window_starts_where_the_lexer_knows_its_state() -> None:
     assert window.startswith("def f(a):\n")
     cut = prefix[-WINDOW:]
     assert MonitorState().update(cut).call.callee != "g"  # cut in the docstring: misread
-    assert MonitorState().update(window).call == CallContext("g", 1, len(window) - 4, len(window) - 1)
+    assert MonitorState().update(window).call == CallContext(
+        "g", 1, len(window) - 4, len(window) - 1
+    )
     assert steering_window(prefix) == prefix  # within the default reach: all of it
     # Short documents are lexed whole; beyond reach, the plain cut.
     assert steering_window("x = f(") == "x = f("

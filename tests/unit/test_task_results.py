@@ -322,3 +322,25 @@ def test_summary_without_baseline_or_explain_says_not_available(tmp_path):
     )
     task_results.plot_summary(results, ["steered"], tmp_path / "latency.png")
     assert (tmp_path / "latency.png").stat().st_size > 5_000
+
+
+def test_pylints_api_errors_are_counted_per_configuration():
+    def result(config, *errors):
+        return task_results.Result(
+            "t", "changed-api", config, "partial", static_errors=list(errors)
+        )
+
+    results = [
+        result("baseline", "[E1123(unexpected-keyword-arg), f] Unexpected keyword 'x'"),
+        result(
+            "baseline",
+            "[E1101(no-member), f] Module has no 'y' member",
+            "[E1120(no-value-for-parameter), f] No value",
+        ),
+        result("steered", "[E0602(undefined-variable), f] Undefined 'z'"),
+    ]
+    table = task_results.summary(results, ["baseline", "steered"])
+    assert [table["baseline"][c] for c in task_results.API_CODES] == [1, 1, 1]
+    assert [table["steered"][c] for c in task_results.API_CODES] == [0, 0, 0]
+    report = "\n".join(task_results.summary_lines(table))
+    assert "| E1123 | E1120 | E1101 |" in report
