@@ -307,8 +307,9 @@ def _callee(host: Any, position: KeywordPosition) -> dict[str, Any]:
     from steerlsp.models.steering.analysis import AnalysisError, Signature
     from steerlsp.models.steering.monitor import MonitorState
     from steerlsp.models.steering.stages.keywords import shape_of
+    from steerlsp.models.steering.stages.written import steering_window
 
-    call = MonitorState().update(position.prefix[-20000:]).call
+    call = MonitorState().update(steering_window(position.prefix)).call
     if call is None:
         return {"known": False}
     text = position.prefix + position.suffix
