@@ -12,6 +12,7 @@ from steerlsp.models.steering.ranking.relevance import (
     DocumentUsage,
     Intent,
     RankWeights,
+    assignable,
     rank_candidates,
     relevance,
     relevance_scores,
@@ -20,6 +21,7 @@ from steerlsp.models.steering.ranking.relevance import (
     summary_line,
     terms,
     type_head,
+    type_heads,
 )
 
 # pydantic 2's BaseModel members with their first doc lines, as Jedi reports them.
@@ -273,6 +275,18 @@ def test_type_heads_compare_annotations_by_their_outer_type():
     assert type_head("Optional[Price]") == type_head("Price | None") == "Price"
     assert type_head("typing.List[int]") == "list"
     assert type_head("Any") == type_head("int | str") == type_head("") == ""
+    assert type_heads("dict[str, int | None] | list[str]") == {"dict", "list"}
+    assert type_heads("Union[Dict[str, Any], List[int]]") == {"dict", "list"}
+    assert type_heads("Optional[Foo]") == type_heads("foo.Foo | None") == {"Foo"}
+    assert type_heads("int | Any") == type_heads("") == frozenset()
+
+
+def test_a_value_fits_an_expected_union_by_its_alternatives():
+    assert assignable("dict[str, Any]", type_heads("dict | None"))
+    assert assignable("Optional[dict]", type_heads("Mapping[str, int]"))
+    assert assignable("list[str]", type_heads("list[str] | tuple[str, ...]"))
+    assert not assignable("str | bytes", type_heads("str"))
+    assert not assignable("Any", type_heads("dict")) and not assignable("dict", frozenset())
 
 
 def test_a_callable_returning_the_expected_type_is_ranked_up():

@@ -312,10 +312,8 @@ def rank_candidates(
                 if old in logprobs:
                     logprobs[new] = max(logprobs.get(new, -math.inf), logprobs[old])
     penalties = [_metadata_penalty(candidate, typed, weights) for candidate in listed]
-    wanted = type_head(intent.expected)
-    bonus = [
-        weights.expected_type if wanted and type_head(c.returns) == wanted else 0.0 for c in listed
-    ]
+    wanted = type_heads(intent.expected)
+    bonus = [weights.expected_type if assignable(c.returns, wanted) else 0.0 for c in listed]
     # Scale to the best plausible name, so a relevant deprecated one does not flatten the rest.
     plausible = [score for score, penalty in zip(raw, penalties, strict=True) if penalty == 0]
     top = max(plausible, default=0.0) or max(raw, default=0.0)
@@ -353,17 +351,52 @@ _TYPE_ALIASES = {
 
 def type_head(annotation: str) -> str:
     """The outer type of an annotation: ``Dict[str, Any]`` and ``dict[str, int]`` -> ``dict``,
-    ``Optional[Foo]`` and ``Foo | None`` -> ``Foo``; "" when there is none."""
+    ``Optional[Foo]`` and ``Foo | None`` -> ``Foo``; "" when there is none, or a union."""
+    heads = type_heads(annotation)
+    return next(iter(heads)) if len(heads) == 1 else ""
+
+
+def type_heads(annotation: str) -> frozenset[str]:
+    """The outer types of an annotation's alternatives, ``None`` left out:
+    ``dict[str, Any] | list[str]`` and ``Union[Dict, List]`` -> {dict, list},
+    ``Optional[Foo]`` -> {Foo}; empty where any alternative is ``Any``, ``object`` or
+    ``Self`` (anything fits) or there is no annotation."""
     text = annotation.strip().strip("'\"").replace("typing.", "").replace("typing_extensions.", "")
-    if text.startswith("Optional[") and text.endswith("]"):
-        text = text[len("Optional[") : -1]
-    parts = [p.strip() for p in text.split("|") if p.strip() not in ("None", "")]
-    if len(parts) != 1:
-        return ""
-    head = parts[0].split("[", 1)[0].strip().rsplit(".", 1)[-1]
-    if head in ("Any", "object", "None", "Self"):
-        return ""
-    return _TYPE_ALIASES.get(head, head)
+    for wrapper in ("Optional[", "Union["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            text = text[len(wrapper) : -1].replace(",", "|")  # Union's commas at its top level
+    heads = set()
+    for part in _top_level(text, "|"):
+        head = part.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+        if head in ("None", ""):
+            continue
+        if head in ("Any", "object", "Self"):
+            return frozenset()
+        heads.add(_TYPE_ALIASES.get(head, head))
+    return frozenset(heads)
+
+
+def assignable(returns: str, wanted: frozenset[str]) -> bool:
+    """Whether a value annotated ``returns`` fits where ``wanted`` is expected, by outer
+    types: each of its alternatives is one of the wanted ones (``dict[str, Any]`` fits
+    ``dict``, ``Optional[dict]`` fits ``dict | None``). Subclasses are not known here."""
+    have = type_heads(returns)
+    return bool(wanted and have and have <= wanted)
+
+
+def _top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside brackets."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "[(":
+            depth += 1
+        elif char in "])":
+            depth -= 1
+        elif char == separator and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return parts
 
 
 def _metadata_penalty(candidate: Candidate, typed: str, weights: RankWeights) -> float:
