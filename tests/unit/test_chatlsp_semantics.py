@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from steerlsp.models.semantics.expected import Annotation
+from steerlsp.models.semantics.hole import find_hole
 from steerlsp.server.chatlsp import ExpectedType, Place
 from steerlsp.server.chatlsp.semantics import Semantics
-from steerlsp.server.chatlsp.semantics.expected import Annotation
-from steerlsp.server.chatlsp.semantics.hole import find_hole
 from steerlsp.server.chatlsp.semantics.sources import Sources
 from steerlsp.server.chatlsp.semantics.typedefs import MAX_DEFINITIONS
 from steerlsp.server.chatlsp.semantics.typedefs import relevant_types as types_from

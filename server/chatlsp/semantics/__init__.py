@@ -7,10 +7,10 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from steerlsp.models.semantics.expected import Expected, expected_at
+from steerlsp.models.semantics.hole import Hole, find_hole
 from steerlsp.server.chatlsp import ExpectedType, Header, Place, TypeDefinition
-from steerlsp.server.chatlsp.semantics.expected import Expected, expected_at
 from steerlsp.server.chatlsp.semantics.headers import expander, relevant_headers, targets
-from steerlsp.server.chatlsp.semantics.hole import Hole, find_hole
 from steerlsp.server.chatlsp.semantics.lookup import JediLookup
 from steerlsp.server.chatlsp.semantics.sources import Sources
 from steerlsp.server.chatlsp.semantics.typedefs import relevant_types

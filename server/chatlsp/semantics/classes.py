@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from steerlsp.models.semantics.typetext import flat
 from steerlsp.server.chatlsp.semantics.printing import decorators
-from steerlsp.server.chatlsp.semantics.typetext import flat
 
 # Classes built from their annotated fields (``Item(sku=..., qty=...)``).
 FIELD_DECORATORS = frozenset({"dataclass", "define", "frozen", "mutable", "attrs", "s"})

@@ -26,8 +26,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from steerlsp.models.semantics import typetext
+from steerlsp.models.semantics.expected import Annotation, Lookup
+from steerlsp.models.semantics.hole import Hole
 from steerlsp.server.chatlsp import Header, Place
-from steerlsp.server.chatlsp.semantics import typetext
 from steerlsp.server.chatlsp.semantics.classes import (
     NOT_CONSTRUCTED,
     base_names,
@@ -35,8 +37,6 @@ from steerlsp.server.chatlsp.semantics.classes import (
     fields,
     members,
 )
-from steerlsp.server.chatlsp.semantics.expected import Annotation, Lookup
-from steerlsp.server.chatlsp.semantics.hole import Hole
 from steerlsp.server.chatlsp.semantics.printing import decorators, function_header, parameters
 from steerlsp.server.chatlsp.semantics.sources import Sources
 from steerlsp.server.chatlsp.semantics.typedefs import mentions

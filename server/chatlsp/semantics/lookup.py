@@ -10,9 +10,9 @@ from typing import Any
 from parso.python import tree as python_tree
 from parso.tree import BaseNode, Leaf
 
-from steerlsp.server.chatlsp.semantics import typetext
+from steerlsp.models.semantics import typetext
+from steerlsp.models.semantics.expected import Annotation
 from steerlsp.server.chatlsp.semantics.classes import FIELD_BASES, base_names, fields
-from steerlsp.server.chatlsp.semantics.expected import Annotation
 from steerlsp.server.chatlsp.semantics.sources import Sources
 
 _MAX_BASES = 6  # classes visited looking for a declared attribute

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from steerlsp.server.chatlsp.semantics.typetext import flat
+from steerlsp.models.semantics.typetext import flat
 
 INDENT = "    "
 _FUNCTIONS = ("funcdef", "async_funcdef", "async_stmt")

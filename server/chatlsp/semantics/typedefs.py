@@ -11,9 +11,9 @@ from typing import Any
 
 from parso.python import tree as python_tree
 
+from steerlsp.models.semantics import typetext
+from steerlsp.models.semantics.expected import Annotation
 from steerlsp.server.chatlsp import Place, TypeDefinition
-from steerlsp.server.chatlsp.semantics import typetext
-from steerlsp.server.chatlsp.semantics.expected import Annotation
 from steerlsp.server.chatlsp.semantics.printing import definition
 from steerlsp.server.chatlsp.semantics.sources import Sources
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from steerlsp.server.chatlsp.semantics import typetext
-from steerlsp.server.chatlsp.semantics.hole import Hole
+from steerlsp.models.semantics import typetext
+from steerlsp.models.semantics.hole import Hole
 
 _MAX_DEPTH = 12
 _MAX_ALIASES = 3  # SkuMap = Mapping_ = dict[...]: aliases followed to find an element type
