@@ -15,6 +15,9 @@ import re
 from bisect import bisect_right
 from typing import Literal, NamedTuple
 
+# A line that starts a top-level definition: outside any string or bracket, in code, so
+# a lexer (or a parser) may start there.
+TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
 # What a scan of a string's body ends at, for the monitor to act on.
 Event = Literal["field", "close", "end"] | None
 

@@ -57,10 +57,15 @@ class CallShape:
         return self.open or name in self.keywords()
 
     def wanted(self, given: set[str], positional: int) -> list[str]:
-        """The keywords still to give, those the call cannot do without first: the
-        required ones (keyword-only, or positional-or-keyword past the ``positional``
-        arguments given) of the first overload, then the rest, in signature order;
-        none of ``given``."""
+        """The keywords still to give, those the call cannot do without first (see
+        :meth:`required`), then the rest, in signature order; none of ``given``."""
+        names = list(dict.fromkeys([*self.required(given, positional), *self.keywords()]))
+        return [n for n in names if n not in given and n not in self._positional(positional)]
+
+    def required(self, given: set[str], positional: int) -> list[str]:
+        """The first overload's parameters without a default that may be given as
+        keywords and are not yet given: keyword-only, or positional-or-keyword past the
+        ``positional`` arguments given."""
         first = self.overloads[0] if self.overloads else ()
         before = 0
         required = []
@@ -69,10 +74,9 @@ class CallShape:
                 before += 1
                 if parameter.kind is Kind.EITHER and before <= positional:
                     continue  # given by position
-            if parameter.keyword and parameter.required:
+            if parameter.keyword and parameter.required and parameter.name not in given:
                 required.append(parameter.name)
-        names = list(dict.fromkeys([*required, *self.keywords()]))
-        return [n for n in names if n not in given and n not in self._positional(positional)]
+        return required
 
     def _positional(self, positional: int) -> set[str]:
         """The names the first ``positional`` arguments fill, in every overload."""

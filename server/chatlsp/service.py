@@ -178,7 +178,7 @@ class ChatLsp:
         if parts == "headers":
             found = await self._semantic("headers", source, lambda s: s.relevant_headers)
             # The function being written, offered as its own producer, invites recursion.
-            writing = intent_at(source.text[: offset_of(source)]).function
+            writing = intent_at(source.text[: offset_of(source)], typed=False).function
             headers = [h for h in found if h.name.rsplit(".", 1)[-1] != writing]
         return PromptContext(
             expected.annotation, types_text(definitions), headers_text(headers), returns

@@ -28,6 +28,17 @@ def test_a_return_line_expects_the_functions_return_annotation_over_several_line
     assert intent_at(SOURCE + "    return profile.").expected == "dict[str, Any]"
 
 
+def test_the_expected_type_is_read_as_chatlsp_reads_it():
+    """An annotated assignment, a field declared in the class, a typed element: the same
+    reading as ChatLSP's expectedType, without Jedi."""
+    assert intent_at(SOURCE + "    name: str = profile.").expected == "str"
+    method = "class Cart:\n    total: int\n\n    def add(self, price):\n        self.total = price."
+    assert intent_at(method).expected == "int"
+    assert intent_at(SOURCE + "    names: list[str] = [profile.").expected == "str"
+    assert intent_at(SOURCE + "    return profile.", typed=False).expected == ""
+    assert intent_at("import os\nx = os.").expected == ""  # no annotation says
+
+
 def test_module_level_code_has_no_function():
     intent = intent_at("import os\n# list the files\nos.")
     assert (intent.function, intent.docstring, intent.comments) == ("", "", "list the files")

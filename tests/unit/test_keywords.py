@@ -142,3 +142,26 @@ def test_a_signature_still_out_at_the_keyword_is_waited_for_within_the_budget(in
     assert run.text == "retries=3)\n" and run.trace["waited_ms"] > 0
     too_late = SteeringOptions(budget=0.05)
     assert steered(inner, script, PROMPT, late, pool, too_late).text == "verbose=True)\n"
+
+
+@pytest.mark.parametrize(
+    ("timeout", "retries", "wrote"),
+    [(0.11, 0.09, "retries"), (0.19, 0.01, "timeout")],
+)
+def test_the_likeliest_whole_keyword_is_written_a_required_one_ahead(
+    inner, pool, timeout, retries, wrote
+):
+    """Scored whole on the cache: ``retries`` (required, not given) wins within a nat of
+    the likeliest, not beyond."""
+    script = Script(
+        {
+            PROMPT + "verbose=True)\n": 0.8,
+            PROMPT + "timeout=3)\n": timeout,
+            PROMPT + "retries=3)\n": retries,
+        }
+    )
+    analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
+    run = steered(inner, script, PROMPT, analysis, pool)
+    assert run.text == f"{wrote}=3)\n"
+    walk = run.trace["walks"][-1]
+    assert walk["followed"] == [wrote] and set(walk["scores"]) == {"retries", "timeout", "stream"}

@@ -1,27 +1,29 @@
 """What the code around the cursor is for, read from the text: the ranker's query.
 
-Pure text scanning, no parser: the enclosing ``def`` (the nearest one above
-with less indentation than the current line), its docstring, the comment lines
-between it and the cursor, and the line being written.
+Text scanning: the enclosing ``def`` (the nearest one above with less
+indentation than the current line), its docstring, the comment lines between
+it and the cursor, and the line being written; the expected type alone is
+parsed (``ranking/expected.py``).
 """
 
 from __future__ import annotations
 
 import re
 
+from steerlsp.models.steering.ranking.expected import expected_type
 from steerlsp.models.steering.ranking.relevance import Intent
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
-_RETURNS = re.compile(r"->\s*(.+?)\s*:\s*(?:#.*)?$")
-_RETURN_LINE = re.compile(r"^\s*return\b")
 _DOC_START = re.compile(r"^[ \t]*[rRbBuU]?(\"\"\"|''')")
 # How far back the enclosing function is looked for, in characters.
 MAX_SCAN = 16_000
 MAX_DOC = 2_000
 
 
-def intent_at(before: str) -> Intent:
-    """The :class:`Intent` of a cursor with ``before`` the text in front of it."""
+def intent_at(before: str, *, typed: bool = True) -> Intent:
+    """The :class:`Intent` of a cursor with ``before`` the text in front of it; its
+    expected type (``typed``) from the annotations around it, read as ChatLSP reads
+    them (``ranking/expected.py``; a parse of the enclosing top-level definition)."""
     text = before[-MAX_SCAN:]
     lines = text.split("\n")
     current = lines[-1]
@@ -36,22 +38,12 @@ def intent_at(before: str) -> Intent:
         found = _DEF.match(line)
         if found and len(found.group(1).expandtabs()) < max(indent, 1):
             doc = _docstring(lines[index + 1 :])
-            expected = _return_annotation(lines[index:]) if _RETURN_LINE.match(current) else ""
+            expected = expected_type(before) if typed else ""
             return Intent(
                 found.group(2), doc, " ".join(reversed(comments)), current.strip(), expected
             )
-    return Intent("", "", " ".join(reversed(comments)), current.strip())
-
-
-def _return_annotation(lines: list[str]) -> str:
-    """The ``-> T`` of the ``def`` that starts ``lines`` (its signature may span lines)."""
-    for line in lines[:20]:
-        found = _RETURNS.search(line)
-        if found:
-            return found.group(1)
-        if line.rstrip().endswith(":"):
-            return ""
-    return ""
+    expected = expected_type(before) if typed else ""
+    return Intent("", "", " ".join(reversed(comments)), current.strip(), expected)
 
 
 def _indent_of(line: str) -> int:

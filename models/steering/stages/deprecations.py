@@ -70,7 +70,7 @@ def definition_files(
     wanted = list(groups.items())[:PREFETCH_GROUPS]
     plain = [c for c in items if not c.detail]
     if plain:
-        intent = intent_at(text[:offset])
+        intent = intent_at(text[:offset], typed=False)
         candidates = [Candidate(c.name, c.documentation, c.kind) for c in plain]
         relevant = relevance_scores(intent, candidates)
         best = sorted(range(len(plain)), key=lambda i: -relevant[i])

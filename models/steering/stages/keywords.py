@@ -2,21 +2,21 @@
 
 Once an argument inside a call reads ``name=``, the callee's signature is
 asked (once per call), so that its answer overlaps the next token's forward
-pass. Once the model has written a keyword (``name=`` at an
-argument's start; the ``=`` not the start of ``==``), the name is checked
-against the parameters the signature accepts, every overload's
+pass. At the next token (the ``=`` not the start of ``==``) the keyword is
+checked against the parameters every overload accepts
 (``models/steering/parameters.py``). A name none of them takes, where the
-callee takes no ``**kwargs``, is written again from its first token along the
-keywords still to give, masked: the model chose to write a keyword, and these
-are the ones that exist. A keyword given twice is written again the same way
-(Python refuses it). The required ones not yet given come first; none
-already given is offered. Up to ``steering.maxRewinds`` times per completion,
-like an undefined name (the two count separately).
+callee takes no ``**kwargs``, or a keyword given twice (Python refuses it),
+is written again from its first token: among the keywords still to give (none
+already given), the one the model finds likeliest as a whole name, a required
+one ahead, followed along a hard mask (the model chose to write a keyword, and
+these are the ones that exist). Up to ``steering.maxRewinds`` times per
+completion, like an undefined name (the two count separately).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -35,6 +35,21 @@ _GIVEN = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
 _STARTS_NAME = re.compile(r"\s*[A-Za-z_]\w*\s*=?\Z")  # could still become ``name=``
 _KEYWORD_SO_FAR = re.compile(r"\s*[A-Za-z_]\w*\s*=(?!=)", re.DOTALL)  # ``name=``, maybe more
 _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*\Z")
+# The keywords scored whole after a rewind (by first token), and the head start of a
+# required one not yet given (nats): the call is an error without it.
+SHORTLIST = 6
+REQUIRED_BONUS = 1.0
+
+
+@dataclass(frozen=True)
+class _Rewrite:
+    """What a keyword is written again as: after ``lead`` (the text its first token had
+    before it), one of ``offered``, instead of ``name``."""
+
+    lead: str
+    name: str
+    offered: list[str]
+    required: set[str]
 
 
 def given_arguments(arguments: str) -> tuple[set[str], int]:
@@ -81,9 +96,9 @@ class KeywordArguments(Stage):
         self.rewinds = 0
         self._shapes: dict[int, CallShape | None] = {}  # by the call's ``(`` offset
         self._checked: set[tuple[int, int]] = set()  # (call, argument start)
-        # A rewind to ask for: (keep, lead, the keyword, the keywords to offer, the key).
-        self._rewind: tuple[int, str, str, list[str], tuple[int, int]] | None = None
-        self._rewound: tuple[str, str, list[str]] | None = None  # lead, keyword, offered
+        # A rewind to ask for: (keep, what to write instead, the argument's key).
+        self._rewind: tuple[int, _Rewrite, tuple[int, int]] | None = None
+        self._rewound: _Rewrite | None = None
 
     @classmethod
     def build(cls, inputs: Inputs) -> KeywordArguments | None:
@@ -182,7 +197,8 @@ class KeywordArguments(Stage):
         at = written.generated(start)
         keep = next(i for i, end in enumerate(written.ends) if end > at)
         lead = written.text[written.ends[keep - 1] if keep else 0 : at]
-        self._rewind = (keep, lead, name, offered, key)
+        required = set(shape.required(given, positional))
+        self._rewind = (keep, _Rewrite(lead, name, offered, required), key)
         self.trace.interrupts.append(
             {
                 "at": at,
@@ -203,11 +219,11 @@ class KeywordArguments(Stage):
         self._shapes = {o: s for o, s in self._shapes.items() if o < limit}
         if self._rewind is None:
             return
-        _, lead, name, offered, key = self._rewind
+        _, rewrite, key = self._rewind
         self._rewind = None
         self._checked.discard(key)  # the argument written again is checked again
         self.rewinds += 1
-        self._rewound = (lead, name, offered)
+        self._rewound = rewrite
 
     def quiet(self) -> bool:
         return self._rewind is None and self._rewound is None
@@ -215,30 +231,66 @@ class KeywordArguments(Stage):
     # ---- before a token -------------------------------------------------------------
 
     def steer(self, step: Step, logits: torch.Tensor) -> torch.Tensor:
-        """After a rewind: the keyword's first token written again, among the keywords
-        the callee takes."""
+        """After a rewind: the keyword written again, the best of those the callee
+        takes (see :meth:`_best`), along a hard mask."""
         if self._rewound is None:
             return logits
-        lead, name, offered = self._rewound
-        self._rewound = None
-        written = self.written
+        rewrite, self._rewound = self._rewound, None
+        written, vocabulary = self.written, self.facts.vocabulary
         trie = CandidateTrie.in_context(
-            [lead + n for n in offered],
+            [rewrite.lead + n for n in rewrite.offered],
             context=written.line_context(),
             tokenize=self.facts.tokenize,
-            vocabulary=self.facts.vocabulary,
+            vocabulary=vocabulary,
         )
         if not len(trie):
             return logits
-        walk = CandidateWalk(trie, mode="mask", start=step.history.shape[-1])
         entry: dict[str, Any] = {
             "at": len(written.text),
             "typed": "",
-            "candidates": len(offered),
+            "candidates": len(rewrite.offered),
             "mode": "mask",
             "followed": "all",
-            "instead_of": name,
+            "instead_of": rewrite.name,
         }
+        best = self._best(step, logits, trie, rewrite, entry)
+        if best is not None:
+            trie = CandidateTrie([trie.spellings[rewrite.lead + best]], vocabulary)
+            entry["followed"] = [best]
+        walk = CandidateWalk(trie, mode="mask", start=step.history.shape[-1])
         at = len(written.window) + len(written.text)
         self.walking.start(Walk([walk], [walk], "", at), entry)
         return logits
+
+    def _best(
+        self,
+        step: Step,
+        logits: torch.Tensor,
+        trie: CandidateTrie,
+        rewrite: _Rewrite,
+        entry: dict[str, Any],
+    ) -> str | None:
+        """The keyword to write: the model's likeliest whole name among a shortlist (the
+        :data:`SHORTLIST` best by first token), a required one not yet given ahead by
+        :data:`REQUIRED_BONUS` nats. None where none can be scored (then the mask over
+        all of them, the model choosing token by token)."""
+        tokens = {
+            name: spelling.tokens
+            for name in rewrite.offered
+            if (spelling := trie.spellings.get(rewrite.lead + name)) is not None
+            and spelling.rollback == 0
+        }
+        if not tokens:
+            return None
+        first = torch.log_softmax(logits[0].float(), dim=-1)
+        bonus = {n: REQUIRED_BONUS if n in rewrite.required else 0.0 for n in tokens}
+        shortlist = sorted(tokens, key=lambda n: -(float(first[tokens[n][0]]) + bonus[n]))
+        shortlist = shortlist[:SHORTLIST]
+        breaks = self.facts.vocabulary.identifier_break_mask
+        scores = step.scorer.score_continuations(logits, [tokens[n] for n in shortlist], breaks)
+        ranked = sorted(
+            ((s + bonus[n], n) for n, s in zip(shortlist, scores, strict=True) if s > -1e30),
+            reverse=True,
+        )
+        entry["scores"] = {n: round(s, 3) for s, n in ranked}
+        return ranked[0][1] if ranked else None

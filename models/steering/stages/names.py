@@ -22,6 +22,7 @@ import torch
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.steering.analysis import Analysis, CompletionCandidate
 from steerlsp.models.steering.facts import SteeringFacts
+from steerlsp.models.steering.lexing import TOP_LEVEL
 from steerlsp.models.steering.monitor import MonitorState, TriggerPoint
 from steerlsp.models.steering.processors.base import LogitsProcessor
 from steerlsp.models.steering.processors.candidates import CandidateWalk, Demote
@@ -34,7 +35,6 @@ from steerlsp.models.steering.stages.scope import (
     parse_statement,
 )
 from steerlsp.models.steering.stages.walking import Walk
-from steerlsp.models.steering.stages.written import TOP_LEVEL
 from steerlsp.models.steering.tokens.trie import CandidateTrie
 
 # Names in scope offered to the walk after a rewind (Jedi lists ~150 builtins alone).

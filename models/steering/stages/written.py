@@ -3,12 +3,9 @@ tokens, and the monitor that reads them (``models/steering/monitor.py``)."""
 
 from __future__ import annotations
 
-import re
-
+from steerlsp.models.steering.lexing import TOP_LEVEL
 from steerlsp.models.steering.monitor import MonitorState, Trigger, TriggerPoint
 
-# A line that starts a top-level definition: outside any string or bracket, in code.
-TOP_LEVEL = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
 # The monitor lexes at least this much of the code before the cursor, and at most this
 # much more to start where the lexer's state is known (see :func:`steering_window`).
 WINDOW = 8_000
