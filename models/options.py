@@ -111,6 +111,8 @@ class SteeringOptions:
     # along the ones it does (``models/steering/stages/keywords.py``), also up to
     # ``max_rewinds`` times per completion.
     keywords: bool = True
+    # No token closes a bracket that is not open (``models/steering/stages/brackets.py``).
+    brackets: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 2.0  # seconds: one question's own limit

@@ -164,7 +164,9 @@ def finalize(
        backslash continuation is left waiting ("" if there is none); single-line, to before
        the first of its own brackets or strings left open. Multi-line and not cut short, the
        same trim (when something complete remains) if the last line leaves a bracket or
-       string open: a dedent or the line limit stopped it mid-statement;
+       string open, or the last line of code is a block header with no body (unless the
+       code after the cursor's line holds it): a dedent or the line limit stopped it
+       mid-statement;
     2. trim trailing whitespace on every line and at the end, except a space before a word
        that follows the cursor (``foo(|b)`` + ``"a, "``);
     3. on a cursor line holding only indentation, drop up to that much leading whitespace
@@ -189,7 +191,7 @@ def finalize(
     if repeated is not None or (truncated and point is None):
         text = _last_complete(text, mode, line_prefix, outer)
     elif mode is CompletionMode.MULTI_LINE:
-        text = _without_open_last_line(text, line_prefix)
+        text = _without_open_last_line(text, line_prefix, after)
     text = _trimmed(text, rest)
     text = _without_restated_indent(text, line_prefix)
     if mode is CompletionMode.MULTI_LINE:
@@ -311,28 +313,46 @@ def _last_complete(
     return "" if end is None else text[:end]
 
 
-def _without_open_last_line(text: str, line_prefix: str) -> str:
+def _without_open_last_line(text: str, line_prefix: str, after: str = "") -> str:
+    """``text`` without a last statement left unfinished (step 1a's second case), unless
+    that is a block header whose body the code ``after`` the cursor's line already
+    holds (its next line of code stands deeper)."""
     end, open_at_end = _statement_ends(text, line_prefix)
-    return text[:end] if open_at_end and end is not None else text
+    if not open_at_end or end is None:
+        return text
+    last = (line_prefix + text).rstrip().rsplit("\n", 1)[-1]
+    following = _first_code_line(after)
+    if (
+        last.rstrip().endswith(":")
+        and following is not None
+        and indent_width(following) > indent_width(last)
+    ):
+        return text
+    return text[:end]
 
 
 def _statement_ends(text: str, line_prefix: str) -> tuple[int | None, bool]:
     """The offset of the last line break in ``text`` that ends a complete statement (or None),
-    and whether the last line leaves a bracket, string or backslash continuation open.
+    and whether the text ends mid-statement: its last line leaves a bracket, string or
+    backslash continuation open, or its last line of code is a block header with no body
+    after it (the line limit or a dedent stopped it there: ``if x:`` and nothing more).
 
     ``line_prefix`` (blank or a block header in multi-line mode) begins the first line.
     """
     whole = line_prefix + text
     end: int | None = None
     open_at_end = False
+    header_last = False
     for line in lines(whole):
         code = line.code(whole).rstrip()
         waiting = bool(line.after) or code.endswith("\\")
         if line.end == len(whole):
             open_at_end = waiting
-        elif code.strip() and not waiting and not code.endswith(":"):
+        if code.strip():
+            header_last = not waiting and code.endswith(":") and line.end > len(line_prefix)
+        if line.end != len(whole) and code.strip() and not waiting and not code.endswith(":"):
             end = max(line.end - len(line_prefix), 0)
-    return end, open_at_end
+    return end, open_at_end or header_last
 
 
 def _trimmed(text: str, rest: str) -> str:

@@ -19,6 +19,7 @@ import torch
 
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations, locate
 from steerlsp.models.deprecation.static import Deprecation, DeprecationCache
+from steerlsp.models.steering.processors.brackets import BracketPrograms
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class SteeringFacts:
     # a stage that must end the text early allows only these.
     end_ids: frozenset[int] = frozenset()
     _comments: torch.Tensor | None = None
+    _brackets: BracketPrograms | None = None
     # A group (``stages/deprecations.py`` ``group_of``: Jedi's ``detail``, the defining
     # class or module, or a name in one completion list) -> the file it is defined in, so
     # its deprecations cost one definition query per session, not one per trigger.
@@ -120,6 +122,13 @@ class SteeringFacts:
             self._runtime_busy.release()
             return False
         return True
+
+    @property
+    def bracket_programs(self) -> BracketPrograms:
+        """Every token's brackets, indexed on first use (``processors/brackets.py``)."""
+        if self._brackets is None:
+            self._brackets = BracketPrograms(self.vocabulary.texts)
+        return self._brackets
 
     @property
     def comment_tokens(self) -> torch.Tensor:

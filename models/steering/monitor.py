@@ -198,6 +198,11 @@ class MonitorState:
             return TriggerPoint(Trigger.CALL_ARGUMENT, end, "", end, False, call)
         return none
 
+    def open_brackets(self) -> str:
+        """The brackets open where the text ends, outermost first (an f-string's field
+        counts as its ``{``)."""
+        return "".join(frame.opener for frame in self._brackets.frames)
+
     def open_calls(self) -> tuple[int, ...]:
         """Offsets of the ``(`` of every call still open, outermost first."""
         return tuple(frame.offset for frame in self._brackets.calls())

@@ -5,9 +5,9 @@ the decode thread. Each stage brings one kind of knowledge
 (``models/steering/stages/``): the walk after ``.`` (:class:`MemberWalk`, with
 ranking and deprecations), signature hints (:class:`SignatureHints`), undefined
 names (:class:`UndefinedNames`), keyword arguments (:class:`KeywordArguments`), repeated
-lines (:class:`RepeatedLines`). The Steerer calls them in :data:`STAGES`' order
-(see :class:`Stage` for the moments), holds the one :class:`Budget` and collects
-the :class:`Trace`:
+lines (:class:`RepeatedLines`), closing brackets (:class:`Closers`). The Steerer
+calls them in :data:`STAGES`' order (see :class:`Stage` for the moments), holds the
+one :class:`Budget` and collects the :class:`Trace`:
 
 1. ``observe`` (after each token is chosen, before its forward pass): the
    stages ask their questions on the query pool, so the language server's
@@ -31,6 +31,7 @@ from steerlsp.models.options import SteeringOptions
 from steerlsp.models.steering.analysis import Analysis
 from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.stages.base import Budget, Decoder, Inputs, Stage, Step, Trace
+from steerlsp.models.steering.stages.brackets import Closers
 from steerlsp.models.steering.stages.hints import Hints
 from steerlsp.models.steering.stages.keywords import KeywordArguments
 from steerlsp.models.steering.stages.members import MemberWalk
@@ -49,6 +50,7 @@ STAGES: tuple[Callable[[Inputs], Stage | None], ...] = (
     UndefinedNames.build,
     KeywordArguments.build,
     RepeatedLines.build,
+    Closers.build,
 )
 
 
@@ -143,6 +145,7 @@ class Steerer:
         """history: [1, T] prompt + generated; logits: [1, V] -> [1, V]"""
         step = Step(history, engine.cache, engine.scorer)
         raw = logits
+        hinted = self.hints.shown  # a hint taken out at this step still shaped ``raw``
         for query in list(self.questions.pending):
             owner = query.owner
             assert owner is not None
@@ -151,7 +154,7 @@ class Steerer:
                 logits = owner.answered(query, self.budget.wait(query), step, logits)
         for stage in self.stages:
             logits = stage.steer(step, logits)
-        by = ""
+        by = "hint" if hinted else "stage"
         if self.walking.current is not None:
             logits, by = self.walking.apply(history, logits), "walk"
         elif self.hints.shown:
@@ -178,6 +181,6 @@ class Steerer:
                 "after": texts[after] if after < len(texts) else str(after),
                 "p_before": round(float(probs[before]), 4),
                 "p_after": round(float(probs[after]), 4),
-                "by": by or "hint",
+                "by": by,
             }
         )

@@ -184,6 +184,17 @@ def test_max_lines_cut():
     assert complete(generated, "    ", max_lines=2) == "a = 1\n    b = 2"
 
 
+def test_a_block_header_left_without_its_body_at_the_line_limit_is_dropped():
+    """``if ...:`` as the last line the limit allowed is a syntax error once inserted."""
+    generated = "if not rooms:\n        return None\n\n    if len(rooms) > 1:\n        pick()"
+    assert complete(generated, "    ", max_lines=3) == "if not rooms:\n        return None"
+    # The code after the cursor holds the header's body: the header stands.
+    generated = "rooms = free()\n    if len(rooms) > 1:\n"
+    assert complete(generated, "    ") == "rooms = free()"
+    below = "\n        pick(rooms)\n"
+    assert complete(generated, "    ", suffix=below) == "rooms = free()\n    if len(rooms) > 1:"
+
+
 def test_dedented_body_line_gives_nothing():
     assert complete("\nprint(items)\n", "    for item in items:") == ""
 

@@ -39,6 +39,9 @@ class Written:
             before = window
         self.before, self.after = before, after  # the whole document around the cursor
         self.window = window  # the prompt's code up to the cursor (what the monitor read)
+        # The monitor began where a lexer can: the document's start, or a top-level line
+        # (``steering_window``): the brackets it says are open are the code's.
+        self.lexed_whole = len(window) == len(before) or bool(TOP_LEVEL.match(window))
         self.prefix_monitor = MonitorState()
         self.prefix_monitor.update(window)
         self.monitor = self.prefix_monitor.fork()
