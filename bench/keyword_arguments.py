@@ -41,10 +41,10 @@ from tests.helpers.next_identifier import (
     LIBRARIES,
     RESULTS,
     SITES_PER_FILE,
-    SKIPPED_DIRS,
     _line_starts,
     _offset,
     configurations,
+    library_files,
     split_of,
 )
 
@@ -229,18 +229,10 @@ def keyword_positions(
 def _stream(
     site_packages: Path, library: str, python: str, rng: random.Random
 ) -> Iterator[KeywordPosition]:
-    files = sorted(
-        p
-        for p in (site_packages / library).rglob("*.py")
-        if not SKIPPED_DIRS & set(p.relative_to(site_packages).parts[:-1])
-    )
-    rng.shuffle(files)
-    for file in files:
-        relative = file.relative_to(site_packages).as_posix()
+    for file, relative, source in library_files(site_packages, library, rng):
         try:
-            source = file.read_text(encoding="utf-8")
             sites = keyword_sites(source)
-        except (SyntaxError, ValueError, UnicodeDecodeError):
+        except (SyntaxError, ValueError):
             continue
         for site in sorted(
             rng.sample(sites, min(SITES_PER_FILE, len(sites))), key=lambda s: s.start

@@ -52,7 +52,6 @@ from tests.helpers.next_identifier import (
     ORACLE_TIMEOUT,
     RESULTS,
     SITES_PER_FILE,
-    SKIPPED_DIRS,
     THIRD_PARTY,
     Position,
     Row,
@@ -60,6 +59,7 @@ from tests.helpers.next_identifier import (
     configurations,
     deprecated_names,
     group_of,
+    library_files,
     library_sites,
     parse_weights,
     report,
@@ -102,18 +102,10 @@ def third_party_positions(
 def _library_stream(
     site_packages: Path, library: str, python: str, rng: random.Random
 ) -> Iterator[tuple[Position, int]]:
-    files = sorted(
-        p
-        for p in (site_packages / library).rglob("*.py")
-        if not SKIPPED_DIRS & set(p.relative_to(site_packages).parts[:-1])
-    )
-    rng.shuffle(files)
-    for file in files:
-        relative = file.relative_to(site_packages).as_posix()
+    for file, relative, source in library_files(site_packages, library, rng):
         try:
-            source = file.read_text(encoding="utf-8")
             sites, private = library_sites(source, relative)
-        except (SyntaxError, ValueError, UnicodeDecodeError):
+        except (SyntaxError, ValueError):
             continue
         picked = rng.sample(sites, min(SITES_PER_FILE, len(sites)))
         for n, site in enumerate(sorted(picked, key=lambda s: s.dot)):

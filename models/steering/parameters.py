@@ -11,6 +11,7 @@ Pure functions: no analysis, no model.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -117,8 +118,9 @@ def _signatures(label: str, name: str) -> list[str]:
         index = close + 1
 
 
-def _closing(text: str, start: int) -> int | None:
-    """The index of the bracket that closes the one at ``start``, past strings."""
+def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each character of ``text`` from ``start`` that is outside a string literal, with
+    the bracket depth after it (a closer's depth is the one it returns to)."""
     depth, quote, index = 0, "", start
     while index < len(text):
         char = text[index]
@@ -129,40 +131,32 @@ def _closing(text: str, start: int) -> int | None:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char in _OPENERS:
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index if char == ")" else None
+        else:
+            if char in _OPENERS:
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            yield index, char, depth
         index += 1
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the bracket that closes the one at ``start``, past strings."""
+    for index, char, depth in _outside_strings(text, start):
+        if depth == 0:
+            return index if char == ")" else None
     return None
 
 
 def split_arguments(params: str) -> list[str]:
     """``params`` (a signature's, or a call's arguments) at its top-level commas."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth, quote = 0, ""
-    for index, char in enumerate(params):
-        if quote:
-            if char == quote and params[index - 1] != "\\":
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in _OPENERS:
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append("".join(current).strip())
-            current = []
-            continue
-        current.append(char)
-    last = "".join(current).strip()
-    if last:
-        parts.append(last)
-    return parts
+    parts, last = [], 0
+    for index, char, depth in _outside_strings(params):
+        if char == "," and depth == 0:
+            parts.append(params[last:index].strip())
+            last = index + 1
+    rest = params[last:].strip()
+    return [*parts, rest] if rest else parts
 
 
 def _parameters(params: str) -> tuple[Parameter, ...] | None:
@@ -199,17 +193,7 @@ def _parameters(params: str) -> tuple[Parameter, ...] | None:
 
 def _has_default(part: str) -> bool:
     """Whether a parameter's text (``name: T = value``) has a top-level ``=``."""
-    depth, quote = 0, ""
-    for index, char in enumerate(part):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in _OPENERS:
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "=" and depth == 0 and part[index + 1 : index + 2] != "=":
-            return True
-    return False
+    return any(
+        char == "=" and depth == 0 and part[index + 1 : index + 2] != "="
+        for index, char, depth in _outside_strings(part)
+    )

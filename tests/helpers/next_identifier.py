@@ -18,7 +18,7 @@ import re
 import statistics
 import sysconfig
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,6 +191,23 @@ def library_sites(source: str, seed: str) -> tuple[list[Site], int]:
             continue
         sites.append(site)
     return sites, private
+
+
+def library_files(site_packages: Path, library: str, rng: Any) -> Iterator[tuple[Path, str, str]]:
+    """A library's source files in a seeded order, tests left out: (path, its
+    site-packages-relative name, its text), unreadable ones skipped."""
+    files = sorted(
+        p
+        for p in (site_packages / library).rglob("*.py")
+        if not SKIPPED_DIRS & set(p.relative_to(site_packages).parts[:-1])
+    )
+    rng.shuffle(files)
+    for file in files:
+        try:
+            source = file.read_text(encoding="utf-8")
+        except (ValueError, UnicodeDecodeError, OSError):
+            continue
+        yield file, file.relative_to(site_packages).as_posix(), source
 
 
 def round_robin(lists: list[list[Position]]) -> list[Position]:
