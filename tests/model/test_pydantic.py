@@ -11,6 +11,7 @@ and ``steerlsp/explain`` must name the step that changed the choice.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -62,3 +63,44 @@ async def test_the_steered_completion_uses_pydantic_2s_api_and_explain_says_why(
     unsteered = await complete(client, uri, BUFFER)
     assert not unsteered.startswith("model_dump"), unsteered
     assert (await explain(client, uri))["steered"] is False
+
+
+COPY = (
+    '"""The JSON API\'s view of profiles."""\n'
+    "\n"
+    "from profiles.models import Profile\n"
+    "\n"
+    "\n"
+    "def copy_with_name(profile: Profile, name: str) -> Profile:\n"
+    '    """A copy of the profile with another name."""\n'
+    "    return profile.model_copy("
+)
+
+
+async def test_a_keyword_pydantic_does_not_take_is_written_again(start_raw, tmp_path):
+    """Unsteered, the model passes ``model_copy`` a ``path=`` it does not take (pydantic 2's
+    ``model_copy(*, update=None, deep=False)``); steered, the keyword is checked against the
+    signature real pylsp reads from pydantic and written again as one it takes."""
+    python = venv_for((PROJECT / "requirements.txt").read_text())
+    root = tmp_path / "profiles"
+    shutil.copytree(PROJECT, root)
+    settings = {**PATIENT, "python": {"environment": str(python)}}
+    client = await start(start_raw, root, options={"steerlsp": settings})
+    await ready(client)
+    await warm_analysis(client)
+    uri = (root / "profiles" / "api.py").as_uri()
+    client.open(uri, COPY)
+
+    steered = await complete(client, uri, COPY)
+    trace = (await explain(client, uri))["trace"]
+    reasons = [i["reason"] for i in trace["interrupts"]]
+    assert "unexpected keyword 'path' for profile.model_copy" in reasons, (steered, trace)
+    written = re.findall(r"\b(\w+)=", steered)
+    assert written and set(written) <= {"update", "deep"}, (steered, trace)
+
+    client.notify(
+        "workspace/didChangeConfiguration",
+        {"settings": {"steerlsp": {**settings, "steering": {"enabled": False}}}},
+    )
+    unsteered = await complete(client, uri, COPY)
+    assert "path=" in unsteered, unsteered
