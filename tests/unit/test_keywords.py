@@ -165,3 +165,15 @@ def test_the_likeliest_whole_keyword_is_written_a_required_one_ahead(
     assert run.text == f"{wrote}=3)\n"
     walk = run.trace["walks"][-1]
     assert walk["followed"] == [wrote] and set(walk["scores"]) == {"retries", "timeout", "stream"}
+
+
+def test_a_repeated_keyword_is_written_again_even_where_any_keyword_goes(inner, pool):
+    """``frame.assign(**kwargs)`` takes any keyword, but not the same one twice."""
+    prompt = "def f(frame, a, b):\n    return frame.assign(bid=a, "
+    assign = Signature("assign(**kwargs) -> DataFrame", ("kwargs",))
+    script = Script({prompt + "bid=b)\n": 0.9, prompt + "ask=b)\n": 0.1})
+    analysis = ScriptedAnalysis(signatures={"frame.assign(": assign})
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == "ask=b)\n"
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == "repeated keyword 'bid' for frame.assign"

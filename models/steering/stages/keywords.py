@@ -9,7 +9,9 @@ callee takes no ``**kwargs``, or a keyword given twice (Python refuses it),
 is written again from its first token: among the keywords still to give (none
 already given), the one the model finds likeliest as a whole name, a required
 one ahead, followed along a hard mask (the model chose to write a keyword, and
-these are the ones that exist). Up to ``steering.maxRewinds`` times per
+these are the ones that exist). A keyword repeated in a call whose keywords
+are not known (``**kwargs``) has its first token ruled out, the rest left to
+the model. Up to ``steering.maxRewinds`` times per
 completion, like an undefined name (the two count separately).
 """
 
@@ -48,8 +50,9 @@ class _Rewrite:
 
     lead: str
     name: str
-    offered: list[str]
+    offered: list[str]  # empty: a repeated keyword where the callee's own are unknown
     required: set[str]
+    banned: int  # the token that began the keyword
 
 
 def given_arguments(arguments: str) -> tuple[set[str], int]:
@@ -184,25 +187,26 @@ class KeywordArguments(Stage):
         start = call.argument_start + match.start(1)
         if start < len(written.window):
             return  # the user wrote it
-        known, shape = self._shape(call)
-        if not known or shape is None:
-            return
         given, positional = given_arguments(whole[call.open_bracket + 1 : call.argument_start])
-        if shape.accepts(name) and name not in given:
+        repeated = name in given  # a syntax error whatever the callee takes
+        known, shape = self._shape(call)
+        if not repeated and (not known or shape is None or shape.accepts(name)):
             return
-        offered = [n for n in shape.wanted(given, positional) if n != name]
-        if not offered:
+        closed = shape is not None and not shape.open
+        offered = [n for n in shape.wanted(given, positional) if n != name] if closed else []
+        if not offered and not repeated:
             self.trace.notes.append(f"keyword {name!r} kept: {call.callee} takes no other")
             return
         at = written.generated(start)
         keep = next(i for i, end in enumerate(written.ends) if end > at)
         lead = written.text[written.ends[keep - 1] if keep else 0 : at]
-        required = set(shape.required(given, positional))
-        self._rewind = (keep, _Rewrite(lead, name, offered, required), key)
+        required = set(shape.required(given, positional)) if closed else set()
+        banned = written.tokens[keep]
+        self._rewind = (keep, _Rewrite(lead, name, offered, required, banned), key)
         self.trace.interrupts.append(
             {
                 "at": at,
-                "reason": f"{'repeated' if name in given else 'unexpected'} keyword {name!r}"
+                "reason": f"{'repeated' if repeated else 'unexpected'} keyword {name!r}"
                 f" for {call.callee}",
                 "rewound": len(written.tokens) - keep,
             }
@@ -236,6 +240,9 @@ class KeywordArguments(Stage):
         if self._rewound is None:
             return logits
         rewrite, self._rewound = self._rewound, None
+        if not rewrite.offered:  # a repeated keyword, and nothing known to offer instead
+            self.trace.notes.append(f"repeated keyword {rewrite.name!r}: its first token banned")
+            return logits.index_fill(1, torch.tensor([rewrite.banned]), float("-inf"))
         written, vocabulary = self.written, self.facts.vocabulary
         trie = CandidateTrie.in_context(
             [rewrite.lead + n for n in rewrite.offered],
