@@ -192,15 +192,15 @@ class KeywordArguments(Stage):
         known, shape = self._shape(call)
         if not repeated and (not known or shape is None or shape.accepts(name)):
             return
-        closed = shape is not None and not shape.open
-        offered = [n for n in shape.wanted(given, positional) if n != name] if closed else []
+        closed = shape if shape is not None and not shape.open else None
+        offered = [n for n in closed.wanted(given, positional) if n != name] if closed else []
         if not offered and not repeated:
             self.trace.notes.append(f"keyword {name!r} kept: {call.callee} takes no other")
             return
         at = written.generated(start)
         keep = next(i for i, end in enumerate(written.ends) if end > at)
         lead = written.text[written.ends[keep - 1] if keep else 0 : at]
-        required = set(shape.required(given, positional)) if closed else set()
+        required = set(closed.required(given, positional)) if closed else set()
         banned = written.tokens[keep]
         self._rewind = (keep, _Rewrite(lead, name, offered, required, banned), key)
         self.trace.interrupts.append(
