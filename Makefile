@@ -71,8 +71,9 @@ bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered 
 	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,hints,no-names,boost,mask,no-deprecation --out bench/results
 	$(PY) bench/edit_similarity.py --positions 60 --out bench/results
 
-bench-next-id: $(STAMP) ## Next-identifier accuracy after `.` (tasks and third-party code), steering configurations side by side, test split
+bench-next-id: $(STAMP) ## Next-identifier accuracy after `.` (tasks and third-party code), steering configurations side by side, test split; and the keyword-argument track
 	$(PY) bench/next_identifier.py --out bench/results
+	$(PY) bench/next_identifier.py --track keywords --out bench/results
 
 demo: $(STAMP) ## Play an editor session against the example project (steerlsp/example) and print what an editor shows
 	$(PY) -m steerlsp.demo

@@ -16,7 +16,7 @@ rest are counted, not scored.
     python bench/next_identifier.py --track keywords --limit 60
     python bench/keyword_arguments.py --split test --configs unsteered,ranked
 
-Writes ``keyword_arguments.json`` and ``keyword_arguments.md``.
+Writes ``keyword_arguments.json``, ``keyword_arguments.md`` and ``keyword_arguments.png``.
 """
 
 from __future__ import annotations
@@ -195,6 +195,33 @@ def report(summary: dict[str, Any], names: list[str], meta: dict[str, Any]) -> s
             f"{summary['checkable']}) | {c['interrupts']} | {c['p50_ms']} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def plot(summary: dict[str, Any], names: list[str], path: Path) -> None:
+    """Stacked bars per configuration: what the keyword written was, checkable positions."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    parts = (
+        ("right", "right", "#2e7d32"),
+        ("parameter", "another parameter", "#81c784"),
+        ("not_a_parameter", "not a parameter", "#c62828"),
+        ("no_keyword", "no keyword", "#bdbdbd"),
+    )
+    fig, ax = plt.subplots(figsize=(2 + 1.5 * len(names), 4))
+    bottoms = [0.0] * len(names)
+    for key, label, color in parts:
+        values = [summary["configs"][n][key] for n in names]
+        ax.bar(names, values, bottom=bottoms, label=label, color=color)
+        bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+    ax.set_ylabel(f"checkable keyword positions (of {summary['checkable']})")
+    ax.set_title("Keyword arguments: what was written")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def _percent(share: float | None) -> str:
@@ -383,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     markdown = report(summary, names, meta)
     (args.out / "keyword_arguments.md").write_text(markdown)
+    plot(summary, names, args.out / "keyword_arguments.png")
     print(markdown)
     return 0
 
