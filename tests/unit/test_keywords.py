@@ -129,7 +129,9 @@ def test_a_keyword_the_user_began_is_not_rewritten_nor_with_the_stage_off(inner,
     analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
     typed = PROMPT + "verb"
     script = Script({typed + "ose=True)\n": 0.9, typed + "retries=3)\n": 0.1})
-    assert steered(inner, script, typed, analysis, pool).text == "ose=True)\n"
+    run = steered(inner, script, typed, analysis, pool)
+    assert run.text == "ose=True)\n"
+    assert not any(q["query"] == "parameters" for q in run.trace["queries"])  # not asked
     script = Script({PROMPT + "verbose=True)\n": 0.9, PROMPT + "retries=3)\n": 0.1})
     off = SteeringOptions(keywords=False)
     assert steered(inner, script, PROMPT, analysis, pool, options=off).text == "verbose=True)\n"

@@ -35,7 +35,7 @@ from steerlsp.models.steering.tokens.trie import CandidateTrie
 _KEYWORD = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)(?=.)", re.DOTALL)
 _GIVEN = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
 _STARTS_NAME = re.compile(r"\s*[A-Za-z_]\w*\s*=?\Z")  # could still become ``name=``
-_KEYWORD_SO_FAR = re.compile(r"\s*[A-Za-z_]\w*\s*=(?!=)", re.DOTALL)  # ``name=``, maybe more
+_KEYWORD_SO_FAR = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)", re.DOTALL)  # ``name=``, maybe more
 _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*\Z")
 # The keywords scored whole after a rewind (by first token), and the head start of a
 # required one not yet given (nats): the call is an error without it.
@@ -120,8 +120,9 @@ class KeywordArguments(Stage):
         if call is None or call.argument_start < 0 or call.open_bracket in self._shapes:
             return
         argument = self.written.whole[call.argument_start : point.offset]
-        if not _KEYWORD_SO_FAR.match(argument):
-            return
+        match = _KEYWORD_SO_FAR.match(argument)
+        if match is None or call.argument_start + match.start(1) < len(self.written.window):
+            return  # no keyword, or the user's own: nothing will be checked
         pool, signature_at = self.facts.pool, self.analysis.signature_at
         self.questions.ask(
             "parameters",
