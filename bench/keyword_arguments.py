@@ -44,6 +44,7 @@ from tests.helpers.next_identifier import (
     _line_starts,
     _offset,
     configurations,
+    interleaved,
     library_files,
     split_of,
 )
@@ -240,17 +241,7 @@ def keyword_positions(
         for lib in LIBRARIES
         if (site_packages / lib).is_dir()
     ]
-    chosen: list[KeywordPosition] = []
-    while streams and len(chosen) < count:
-        for stream in list(streams):
-            item = next(stream, None)
-            if item is None:
-                streams.remove(stream)
-                continue
-            chosen.append(item)
-            if len(chosen) == count:
-                break
-    return chosen
+    return interleaved(streams, count)
 
 
 def _stream(

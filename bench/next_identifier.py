@@ -59,6 +59,7 @@ from tests.helpers.next_identifier import (
     configurations,
     deprecated_names,
     group_of,
+    interleaved,
     library_files,
     library_sites,
     parse_weights,
@@ -83,20 +84,8 @@ def third_party_positions(
         for lib in LIBRARIES
         if (site_packages / lib).is_dir()
     ]
-    chosen: list[Position] = []
-    skipped = 0
-    while streams and len(chosen) < count:
-        for stream in list(streams):
-            item = next(stream, None)
-            if item is None:
-                streams.remove(stream)
-                continue
-            position, private = item
-            skipped += private
-            chosen.append(position)
-            if len(chosen) == count:
-                break
-    return chosen, skipped
+    taken = interleaved(streams, count)
+    return [position for position, _ in taken], sum(private for _, private in taken)
 
 
 def _library_stream(

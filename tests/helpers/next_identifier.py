@@ -21,13 +21,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from steerlsp.models.deprecation.static import DeprecationCache
 from steerlsp.models.options import SteeringOptions
 from tests.helpers.evaltasks import Task, deprecated_definition
 
 # The configurations compared, side by side at each position. Add rows here.
+T = TypeVar("T")
+
 CONFIGS: dict[str, SteeringOptions] = {
     "unsteered": SteeringOptions(enabled=False),
     "mask": SteeringOptions(rank=False, mode="mask", deprecation=False, hints=False),
@@ -208,6 +210,23 @@ def library_files(site_packages: Path, library: str, rng: Any) -> Iterator[tuple
         except (ValueError, UnicodeDecodeError, OSError):
             continue
         yield file, file.relative_to(site_packages).as_posix(), source
+
+
+def interleaved(streams: list[Iterator[T]], count: int) -> list[T]:
+    """The first ``count`` items taken from each stream in turn, a finished stream
+    dropped: a longer sample starts with a shorter one."""
+    streams = list(streams)
+    chosen: list[T] = []
+    while streams and len(chosen) < count:
+        for stream in list(streams):
+            item = next(stream, None)
+            if item is None:
+                streams.remove(stream)
+                continue
+            chosen.append(item)
+            if len(chosen) == count:
+                break
+    return chosen
 
 
 def round_robin(lists: list[list[Position]]) -> list[Position]:

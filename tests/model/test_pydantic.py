@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tests.helpers.evaltasks import venv_for
 from tests.helpers.session import PATIENT, complete, explain, ready, start, warm_analysis
@@ -31,9 +32,9 @@ BUFFER = (
 )
 
 
-async def test_the_steered_completion_uses_pydantic_2s_api_and_explain_says_why(
-    start_raw, tmp_path
-):
+async def session(start_raw: Any, tmp_path: Path) -> tuple[Any, str, dict[str, Any]]:
+    """The real steerlsp on a copy of the profiles project, its Jedi on the pinned venv
+    and the analysis warm: (client, the api module's uri, the settings it runs with)."""
     python = venv_for((PROJECT / "requirements.txt").read_text())
     root = tmp_path / "profiles"
     shutil.copytree(PROJECT, root)
@@ -41,7 +42,13 @@ async def test_the_steered_completion_uses_pydantic_2s_api_and_explain_says_why(
     client = await start(start_raw, root, options={"steerlsp": settings})
     await ready(client)
     await warm_analysis(client)
-    uri = (root / "profiles" / "api.py").as_uri()
+    return client, (root / "profiles" / "api.py").as_uri(), settings
+
+
+async def test_the_steered_completion_uses_pydantic_2s_api_and_explain_says_why(
+    start_raw, tmp_path
+):
+    client, uri, settings = await session(start_raw, tmp_path)
     client.open(uri, BUFFER)
 
     steered = await complete(client, uri, BUFFER)
@@ -81,14 +88,7 @@ async def test_a_keyword_pydantic_does_not_take_is_written_again(start_raw, tmp_
     """Unsteered, the model passes ``model_copy`` a ``path=`` it does not take (pydantic 2's
     ``model_copy(*, update=None, deep=False)``); steered, the keyword is checked against the
     signature real pylsp reads from pydantic and written again as one it takes."""
-    python = venv_for((PROJECT / "requirements.txt").read_text())
-    root = tmp_path / "profiles"
-    shutil.copytree(PROJECT, root)
-    settings = {**PATIENT, "python": {"environment": str(python)}}
-    client = await start(start_raw, root, options={"steerlsp": settings})
-    await ready(client)
-    await warm_analysis(client)
-    uri = (root / "profiles" / "api.py").as_uri()
+    client, uri, settings = await session(start_raw, tmp_path)
     client.open(uri, COPY)
 
     steered = await complete(client, uri, COPY)

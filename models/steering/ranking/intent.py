@@ -24,6 +24,7 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
     """The :class:`Intent` of a cursor with ``before`` the text in front of it; its
     expected type (``typed``) from the annotations around it, read as ChatLSP reads
     them (``ranking/expected.py``; a parse of the enclosing top-level definition)."""
+    expected = expected_type(before) if typed else ""
     text = before[-MAX_SCAN:]
     lines = text.split("\n")
     current = lines[-1]
@@ -38,11 +39,9 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
         found = _DEF.match(line)
         if found and len(found.group(1).expandtabs()) < max(indent, 1):
             doc = _docstring(lines[index + 1 :])
-            expected = expected_type(before) if typed else ""
             return Intent(
                 found.group(2), doc, " ".join(reversed(comments)), current.strip(), expected
             )
-    expected = expected_type(before) if typed else ""
     return Intent("", "", " ".join(reversed(comments)), current.strip(), expected)
 
 

@@ -31,7 +31,7 @@ from steerlsp.models.steering.processors.candidates import (
 )
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.ranker import Ranker
-from steerlsp.models.steering.ranking.relevance import DocumentUsage
+from steerlsp.models.steering.ranking.relevance import DocumentUsage, Intent
 from steerlsp.models.steering.stages.base import Answer, Files, Inputs, Query, Stage, Step
 from steerlsp.models.steering.stages.deprecations import Deprecations, definition_files
 from steerlsp.models.steering.stages.walking import Walk
@@ -88,6 +88,7 @@ class MemberWalk(Stage):
         self.deprecations = Deprecations(inputs)
         self.weights = inputs.options.rank_weights()
         self._usage: DocumentUsage | None = None
+        self._intent: tuple[str, Intent] | None = None  # the text it was read from, and it
 
     # ---- asking ----------------------------------------------------------------------
 
@@ -251,7 +252,7 @@ class MemberWalk(Stage):
         first_token: dict[str, float],
         typed: str,
     ) -> Ranker:
-        intent = intent_at(self.written.whole)
+        intent = self._intent_of(self.written.whole)
         own_receiver = _SELF_DOT.search(self.written.whole[: point.partial_start])
         return Ranker(
             intent,
@@ -327,6 +328,14 @@ class MemberWalk(Stage):
             "deprecated": sorted(deprecated),
         }
         self.walking.start(Walk(processors, walks, typed, point.partial_start), entry)
+
+    def _intent_of(self, whole: str) -> Intent:
+        """The intent at the end of ``whole``, read once per text: a walk builds its
+        ranker twice (before and after the contenders' documentation), and the
+        expected type is a parse."""
+        if self._intent is None or self._intent[0] != whole:
+            self._intent = (whole, intent_at(whole))
+        return self._intent[1]
 
     def _document_usage(self) -> DocumentUsage:
         """The names the document already uses (read once per completion)."""
