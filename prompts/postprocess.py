@@ -124,8 +124,10 @@ def stop_reason(
     """Why generation should stop now, or None to go on; cheap enough to call per token.
 
     Single-line: at the first line break. Multi-line: once a non-blank line after the first
-    starts shallower than ``indent_of_block`` (as soon as its first non-blank character shows),
-    or once ``max_lines`` non-blank lines have ended with a line break. The first line
+    starts shallower than ``indent_of_block`` (as soon as its first non-blank character shows;
+    a line that continues an open bracket or string never does), or once ``max_lines``
+    non-blank lines have ended with a line break, where a line inside an open bracket or
+    string (or after a backslash) counts only when its statement ends. The first line
     continues the cursor's line, so it never dedents, unless ``line_prefix`` (the cursor
     line's text before the cursor) is given and holds only indentation: the first line is
     then a whole line too. Either mode: when the end of the text is a degenerate repetition
@@ -258,22 +260,26 @@ def _stop_point(
         return None if newline < 0 else (newline, Stop.NEWLINE)
     # On a line holding only indentation the first line is a whole line, whose own
     # indentation counts (at column 0 it is all there is).
+    # Lines are counted as statements end: a call spread over lines is one line, so the
+    # limit never cuts it open; a line that continues a bracket or string never dedents.
     whole_first = line_prefix is not None and not line_prefix.strip()
-    start, finished = 0, 0
-    for number, line in enumerate(generated.split("\n")):
-        end = start + len(line)
-        if line.strip():
-            if number == 0:
-                dedents = whole_first and indent_width(f"{line_prefix}{line}") < block_indent
+    finished = 0
+    for line in lines(generated):
+        text = generated[line.start : line.end]
+        if not text.strip():
+            continue
+        if not line.before:
+            if line.start == 0:
+                dedents = whole_first and indent_width(f"{line_prefix}{text}") < block_indent
             else:
-                dedents = indent_width(line) < block_indent
+                dedents = indent_width(text) < block_indent
             if dedents:
-                return max(start - 1, 0), Stop.DEDENT
-            if end < len(generated):
-                finished += 1
-                if max_lines is not None and finished >= max_lines:
-                    return end, Stop.MAX_LINES
-        start = end + 1
+                return max(line.start - 1, 0), Stop.DEDENT
+        ends = not line.after and not line.code(generated).rstrip().endswith("\\")
+        if ends and line.end < len(generated):
+            finished += 1
+            if max_lines is not None and finished >= max_lines:
+                return line.end, Stop.MAX_LINES
     return None
 
 

@@ -510,3 +510,21 @@ def test_without_truncation_the_last_line_is_kept():
     generated = "print(item)\n        print(self.price)"
     got = finalize(generated, mode=MULTI, line_prefix="        ", suffix="\n", block_indent=8)
     assert got == generated
+
+
+def test_max_lines_counts_a_statement_over_lines_once():
+    """The line limit never cuts a call spread over lines open: its lines count as one,
+    when it closes (a max-lines stop in the middle left ghost text that does not parse)."""
+    generated = "x = f(\n        a,\n        b,\n    )\n    y = 2\n    z = 3\n"
+    assert stream(generated, "    ", max_lines=2) == (generated.index("y = 2") + 6, Stop.MAX_LINES)
+    kept = "x = f(\n        a,\n        b,\n    )\n    y = 2"
+    assert complete(generated, "    ", max_lines=2) == kept
+    docstring = '"""Sum.\n\nThe items.\n    """\n    return 1\n'
+    assert complete(docstring, "    ", max_lines=1) == '"""Sum.\n\nThe items.\n    """'
+
+
+def test_a_continuation_line_never_dedents():
+    """A line inside an open bracket may stand shallower than the block: it does not end it."""
+    generated = "total = sum(\nprice for price in prices\n)\n    return total\n"
+    assert stream(generated, "    ", max_lines=8) is None
+    assert complete(generated, "    ") == generated.rstrip()
