@@ -79,6 +79,17 @@ class CallShape:
                 required.append(parameter.name)
         return required
 
+    def positional_capacity(self) -> int | None:
+        """The most arguments some overload takes by position; None: any number
+        (``*args``)."""
+        capacity = 0
+        for overload in self.overloads:
+            if any(p.kind is Kind.VAR_POSITIONAL for p in overload):
+                return None
+            taken = sum(p.kind in (Kind.POSITIONAL_ONLY, Kind.EITHER) for p in overload)
+            capacity = max(capacity, taken)
+        return capacity
+
     def _positional(self, positional: int) -> set[str]:
         """The names the first ``positional`` arguments fill, in every overload."""
         filled: set[str] = set()
@@ -111,7 +122,7 @@ def _signatures(label: str, name: str) -> list[str]:
         index = match.end()
         if index >= len(label) or label[index] != "(" or (name and match.group() != name):
             continue
-        close = _closing(label, index)
+        close = closing(label, index)
         if close is None:
             return found
         found.append(label[index + 1 : close])
@@ -140,23 +151,40 @@ def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str, int]
         index += 1
 
 
-def _closing(text: str, start: int) -> int | None:
-    """The index of the bracket that closes the one at ``start``, past strings."""
+def closing(text: str, start: int) -> int | None:
+    """The index of the ``)`` that closes the bracket at ``start``, past strings; None
+    while it is open (or a bracket of another kind closes it)."""
     for index, char, depth in _outside_strings(text, start):
         if depth == 0:
             return index if char == ")" else None
     return None
 
 
-def split_arguments(params: str) -> list[str]:
-    """``params`` (a signature's, or a call's arguments) at its top-level commas."""
-    parts, last = [], 0
+def argument_spans(params: str) -> tuple[list[tuple[int, int]], bool]:
+    """Where each argument of ``params`` (a call's text after its ``(``) starts and ends,
+    whitespace left out, split at its top-level commas; and whether the last one is
+    still being written (no comma after it)."""
+    spans, last = [], 0
     for index, char, depth in _outside_strings(params):
         if char == "," and depth == 0:
-            parts.append(params[last:index].strip())
+            spans.append(_stripped(params, last, index))
             last = index + 1
-    rest = params[last:].strip()
-    return [*parts, rest] if rest else parts
+    rest = _stripped(params, last, len(params))
+    return ([*spans, rest], True) if rest[0] < rest[1] else (spans, False)
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def split_arguments(params: str) -> list[str]:
+    """``params`` (a signature's, or a call's arguments) at its top-level commas."""
+    spans, _ = argument_spans(params)
+    return [params[start:end] for start, end in spans]
 
 
 def _parameters(params: str) -> tuple[Parameter, ...] | None:

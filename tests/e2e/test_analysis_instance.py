@@ -414,13 +414,14 @@ async def test_a_stuck_instance_is_restarted_and_reported():
 async def test_a_callees_keywords_are_read_from_real_signature_help(instance):
     """The keyword stage reads parameter kinds from pylsp's label: checked here on what
     real pylsp answers, for a builtin with positional- and keyword-only parameters and
-    overloads, a function that takes ``**kwargs``, and one that takes neither."""
+    overloads, a function that takes ``**kwargs``, one that takes neither, and a class;
+    and how many arguments each takes by position (more is pylint's E1121)."""
     from steerlsp.models.steering.stages.keywords import shape_of
 
     doc = instance.document(URI, 1)
-    head = REPORT.read_text() + "\n\nimport json\nimport shutil\n\n"
+    head = REPORT.read_text() + "\n\nimport json\nimport logging\nimport shutil\n\n"
     shapes = {}
-    for callee in ("sorted", "json.dumps", "shutil.copytree"):
+    for callee in ("sorted", "json.dumps", "shutil.copytree", "logging.Formatter", "print"):
         text = head + f"x = {callee}(names, "
         signature = await asyncio.to_thread(doc.signature_at, text, len(text), timeout=30.0)
         assert signature is not None, callee
@@ -433,3 +434,13 @@ async def test_a_callees_keywords_are_read_from_real_signature_help(instance):
     assert copytree is not None and not copytree.open
     assert {"dirs_exist_ok", "symlinks", "ignore"} <= set(copytree.keywords())
     assert not copytree.accepts("exist_ok")
+    capacity = {callee: shape.positional_capacity() for callee, shape in shapes.items() if shape}
+    # sorted(iterable, /, *, key, reverse); dumps(obj, *, ...); copytree's seven;
+    # Formatter(fmt, datefmt, style, validate, *, defaults); print(*values, ...): any.
+    assert capacity == {
+        "sorted": 1,
+        "json.dumps": 1,
+        "shutil.copytree": 7,
+        "logging.Formatter": 4,
+        "print": None,
+    }

@@ -179,3 +179,79 @@ def test_a_repeated_keyword_is_written_again_even_where_any_keyword_goes(inner, 
     assert run.text == "ask=b)\n"
     (interrupt,) = run.trace["interrupts"]
     assert interrupt["reason"] == "repeated keyword 'bid' for frame.assign"
+
+
+SCHEMA = Signature("Schema(*, only=None, many: bool=False)", ("only", "many"))
+LOAD = "def load(rows, columns):\n    schema = marshmallow.Schema("
+
+
+@pytest.mark.parametrize(
+    ("close", "keyword", "wrote"),
+    [(0.09, 0.01, ")\n"), (0.01, 0.09, "only=columns)\n")],
+)
+def test_an_argument_past_the_positional_parameters_is_written_again(
+    inner, pool, close, keyword, wrote
+):
+    """``Schema(columns)`` where ``Schema`` takes keywords only (pylint's E1121): the
+    argument is written again as a keyword it takes, or as the call's close, whichever
+    the model finds likelier whole."""
+    script = Script(
+        {LOAD + "columns)\n": 0.9, LOAD + ")\n": close, LOAD + "only=columns)\n": keyword}
+    )
+    assert unsteered(inner, script, LOAD).text == "columns)\n"
+    analysis = ScriptedAnalysis(signatures={"marshmallow.Schema(": SCHEMA})
+    run = steered(inner, script, LOAD, analysis, pool)
+    assert run.text == wrote
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == (
+        "argument 'columns' past the 0 positional parameters of marshmallow.Schema"
+    )
+    walk = run.trace["walks"][-1]
+    assert walk["instead_of"] == "columns" and set(walk["scores"]) == {"only=", "many=", ")"}
+    assert run.engine.cache.cached == [*run.prompt_ids, *tokenize(wrote)]
+
+
+def test_a_later_argument_past_them_becomes_a_keyword_and_what_fits_stands(inner, pool):
+    prompt = "def fetch(client, request):\n    return client.send("
+    script = Script(
+        {
+            prompt + "request, 3, True)\n": 0.8,
+            prompt + "request, 3, stream=True)\n": 0.1,
+            prompt + "request, 3, retries=2)\n": 0.1,
+        }
+    )
+    analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
+    run = steered(inner, script, prompt, analysis, pool)
+    # ``send`` takes two by position (request, timeout): ``True`` is one too many, and
+    # ``retries`` (required) is ahead of ``stream``; no ``)`` after a first argument.
+    assert run.text == "request, 3, retries=2)\n"
+    assert run.trace["walks"][-1]["scores"].keys() == {"retries=", "stream="}
+    fits = Script({prompt + "request, 3, retries=2)\n": 1.0})
+    run = steered(inner, fits, prompt, analysis, pool)
+    assert run.text == "request, 3, retries=2)\n" and run.trace["interrupts"] == []
+
+
+@pytest.mark.parametrize(
+    ("prompt", "written"),
+    [
+        ("def f(rows, n):\n    return len(", "rows, n)\n"),  # a builtin: not counted
+        (LOAD + "columns, ", "many=True)\n"),  # the user's own argument
+        ("def f(args):\n    s = marshmallow.Schema(", "*args)\n"),  # unpacked: no count holds
+    ],
+)
+def test_what_is_not_counted(inner, pool, prompt, written):
+    script = Script({prompt + written: 0.9, prompt + ")\n": 0.1})
+    analysis = ScriptedAnalysis(
+        signatures={"marshmallow.Schema(": SCHEMA, "len(": Signature("len(obj, /)", ("obj",))}
+    )
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == written and run.trace["interrupts"] == []
+
+
+def test_a_signature_still_out_at_the_calls_close_is_waited_for_within_the_budget(inner, pool):
+    script = Script({LOAD + "columns)\n": 0.9, LOAD + ")\n": 0.1})
+    late = ScriptedAnalysis(signatures={"marshmallow.Schema(": SCHEMA}, latency=0.3)
+    run = steered(inner, script, LOAD, late, pool, SteeringOptions(budget=2.0))
+    assert run.text == ")\n" and run.trace["waited_ms"] > 0
+    too_late = SteeringOptions(budget=0.05)
+    assert steered(inner, script, LOAD, late, pool, too_late).text == "columns)\n"

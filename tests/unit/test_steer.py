@@ -243,7 +243,8 @@ class Deferred(concurrent.futures.ThreadPoolExecutor):
 
     def release(self) -> None:
         for future, answer in self.held:
-            future.set_result(answer())
+            if not future.cancelled():  # given up on (a budget spent, a rewind)
+                future.set_result(answer())
         self.held.clear()
 
 
@@ -1044,6 +1045,8 @@ def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
     assert run.trace["triggers"] == [
         {"kind": "completions_after_dot", "offset": 1, "query": "completions"},
         {"kind": "call_argument", "offset": len(".update("), "query": "signature"},
+        # ``1`` is passed by position: the keyword stage counts it against the callee's.
+        {"kind": "none", "offset": len(".update("), "query": "parameters"},
     ]
     completion = run.trace["queries"][0]
     assert completion["query"] == "completions" and completion["offset"] == 1
@@ -1120,6 +1123,8 @@ def test_a_signature_answer_that_arrives_after_its_call_closed_places_no_hint(in
         SIG,
         SIGNATURE,
         pool,
+        # Not the keyword stage, which would wait at ``)`` for the answer to count ``2``.
+        options=SteeringOptions(keywords=False),
         seen=lambda text: pool.release() if text.endswith(")") else None,
     )
     assert run.text == "(total, 2)\n    w = 1\n"

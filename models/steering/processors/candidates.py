@@ -162,7 +162,9 @@ class CandidateWalk(LogitsProcessor):
         mask = self._masks.get(key)
         if mask is None:
             mask = torch.zeros(width, dtype=torch.bool)
-            if self.trie.ends_here(consumed):
+            if self.trie.ends_open(consumed):
+                mask[:] = True  # ``name=``: the value follows, whatever it is
+            elif self.trie.ends_here(consumed):
                 breaks = self.trie.vocabulary.identifier_break_mask[:width]
                 mask[: len(breaks)] = breaks
             following = self.trie.allowed_next(consumed)
@@ -175,7 +177,14 @@ class CandidateWalk(LogitsProcessor):
             return
         finished = self.trie.completed(consumed)  # a token that went past a name's end
         ended_name = self.trie.ends_here(consumed[:-1])
-        if not finished and ended_name and self.trie.vocabulary.breaks_identifier(consumed[-1]):
+        if (
+            not finished
+            and ended_name
+            and (
+                self.trie.vocabulary.breaks_identifier(consumed[-1])
+                or self.trie.ends_open(consumed[:-1])
+            )
+        ):
             finished = self.trie.completed(consumed[:-1])
         if finished:
             self.state, self.chosen = WalkState.ENDED, finished

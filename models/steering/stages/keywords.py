@@ -1,4 +1,5 @@
-"""The keyword-argument stage: a keyword the callee does not take is written again.
+"""The keyword-argument stage: a keyword the callee does not take is written again,
+and so is an argument passed by position where the callee takes no more.
 
 Once an argument inside a call reads ``name=``, the callee's signature is
 asked (once per call), so that its answer overlaps the next token's forward
@@ -11,21 +12,37 @@ already given), the one the model finds likeliest as a whole name, a required
 one ahead, followed along a hard mask (the model chose to write a keyword, and
 these are the ones that exist). A keyword repeated in a call whose keywords
 are not known (``**kwargs``) has its first token ruled out, the rest left to
-the model. Up to ``steering.maxRewinds`` times per
-completion, like an undefined name (the two count separately).
+the model.
+
+An argument the model passes by position is a value (``Schema(columns)``): the
+signature is asked once it reads as one, and where the call already holds more
+such arguments than any overload takes by position (pylint's E1121), the first
+one too many is written again from its first token, as a keyword the callee
+takes (``name=``), or, where it is the call's first argument and nothing is
+required, as the call's close. Not for the builtins, whose calls a model
+rarely gets wrong and which are the most frequent. Up to
+``steering.maxRewinds`` times per completion, like an undefined name (the two
+count separately).
 """
 
 from __future__ import annotations
 
+import builtins
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from steerlsp.models.steering.analysis import Signature
 from steerlsp.models.steering.monitor import CallContext, TriggerPoint
-from steerlsp.models.steering.parameters import CallShape, call_shape, split_arguments
+from steerlsp.models.steering.parameters import (
+    CallShape,
+    argument_spans,
+    call_shape,
+    closing,
+    split_arguments,
+)
 from steerlsp.models.steering.processors.candidates import CandidateWalk
 from steerlsp.models.steering.stages.base import Answer, Inputs, Query, Stage, Step
 from steerlsp.models.steering.stages.walking import Walk
@@ -41,6 +58,7 @@ _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*\Z")
 # required one not yet given (nats): the call is an error without it.
 SHORTLIST = 6
 REQUIRED_BONUS = 1.0
+_BUILTINS = frozenset(dir(builtins))
 
 
 @dataclass(frozen=True)
@@ -49,7 +67,7 @@ class _Rewrite:
     before it), one of ``offered``, instead of ``name``."""
 
     lead: str
-    name: str
+    name: str  # the keyword, or the argument written by position
     offered: list[str]  # empty: a repeated keyword where the callee's own are unknown
     required: set[str]
     banned: int  # the token that began the keyword
@@ -99,6 +117,9 @@ class KeywordArguments(Stage):
         self.rewinds = 0
         self._shapes: dict[int, CallShape | None] = {}  # by the call's ``(`` offset
         self._checked: set[tuple[int, int]] = set()  # (call, argument start)
+        # Calls with arguments to count: by the ``(`` offset, with the number of
+        # arguments passed by position already checked.
+        self._calls: dict[int, tuple[CallContext, int]] = {}
         # A rewind to ask for: (keep, what to write instead, the argument's key).
         self._rewind: tuple[int, _Rewrite, tuple[int, int]] | None = None
         self._rewound: _Rewrite | None = None
@@ -121,16 +142,28 @@ class KeywordArguments(Stage):
             return
         argument = self.written.whole[call.argument_start : point.offset]
         match = _KEYWORD_SO_FAR.match(argument)
-        if match is None or call.argument_start + match.start(1) < len(self.written.window):
-            return  # no keyword, or the user's own: nothing will be checked
+        if match is not None:
+            if call.argument_start + match.start(1) >= len(self.written.window):
+                self._ask(point, call)
+        elif self._counted(call) and argument.strip() and not _STARTS_NAME.match(argument):
+            lead = len(argument) - len(argument.lstrip())
+            if call.argument_start + lead >= len(self.written.window):
+                self._ask(point, call)  # a generated value, passed by position
+
+    def _ask(self, point: TriggerPoint, call: CallContext) -> None:
         pool, signature_at = self.facts.pool, self.analysis.signature_at
         self.questions.ask(
             "parameters",
-            point,
+            point if point.call is call else replace(point, call=call),
             call.open_bracket + 1,
             lambda text, offset, limit: pool.submit(signature_at, text, offset, timeout=limit),
             self,
         )
+
+    @staticmethod
+    def _counted(call: CallContext) -> bool:
+        """Whether arguments passed by position are counted in this call: not a builtin's."""
+        return call.callee not in _BUILTINS and not call.callee.startswith("builtins.")
 
     def due(self, query: Query) -> bool:
         return query.future.done()  # else waited for where a keyword needs it (observe)
@@ -169,6 +202,10 @@ class KeywordArguments(Stage):
     # ---- after each token -----------------------------------------------------------
 
     def observe(self, point: TriggerPoint) -> None:
+        self._check_keyword(point)
+        self._check_positional(point)
+
+    def _check_keyword(self, point: TriggerPoint) -> None:
         call = point.call
         if call is None or call.argument_start < 0 or self._rewind is not None:
             return
@@ -213,6 +250,82 @@ class KeywordArguments(Stage):
             }
         )
 
+    def _check_positional(self, point: TriggerPoint) -> None:
+        """Once an argument passed by position is whole (a ``,`` or the call's ``)``
+        after it): more of them than the callee takes is an error (E1121); the first
+        one too many is written again (see :meth:`steer`)."""
+        call = point.call
+        if call is not None and call.argument_start >= 0 and self._counted(call):
+            self._calls.setdefault(call.open_bracket, (call, 0))
+        whole, window = self.written.whole, len(self.written.window)
+        for open_at, (tracked, checked) in list(self._calls.items()):
+            if self._rewind is not None or self.rewinds >= self.options.max_rewinds:
+                return
+            close = closing(whole, open_at)
+            if close is not None and close >= point.offset:
+                close = None
+            spans, writing = argument_spans(
+                whole[open_at + 1 : point.offset if close is None else close]
+            )
+            if close is None and writing:
+                spans = spans[:-1]  # the argument being written
+            if close is not None:
+                del self._calls[open_at]
+            arguments = [
+                (open_at + 1 + a, whole[open_at + 1 + a : open_at + 1 + b]) for a, b in spans
+            ]
+            if any(text.startswith("*") for _, text in arguments):
+                self._calls.pop(open_at, None)  # unpacked: no count holds
+                continue
+            positional = [at for at, text in arguments if not _GIVEN.match(text)]
+            if len(positional) <= checked or positional[-1] < window:
+                continue  # nothing new, or the user's own
+            if close is None:
+                self._calls[open_at] = (tracked, len(positional))
+            self._ask(point, tracked)
+            _, shape = self._shape(tracked)
+            if shape is None or not any(shape.overloads):
+                continue  # unknown, or a bare ``f()`` that may be all Jedi could read
+            capacity = shape.positional_capacity()
+            if capacity is None or len(positional) <= capacity or positional[capacity] < window:
+                continue
+            self._rewrite_positional(tracked, shape, capacity, positional[capacity], arguments)
+
+    def _rewrite_positional(
+        self,
+        call: CallContext,
+        shape: CallShape,
+        capacity: int,
+        start: int,
+        arguments: list[tuple[int, str]],
+    ) -> None:
+        """Write the argument at ``start`` (one too many by position) again: as a keyword
+        the callee takes, or as the call's close where it is the first argument."""
+        written = self.written
+        whole = written.whole
+        given, _ = given_arguments(whole[call.open_bracket + 1 : start])
+        offered = [f"{name}=" for name in shape.wanted(given, capacity)]
+        required = {f"{name}=" for name in shape.required(given, capacity)}
+        if start == arguments[0][0] and not required:
+            offered.append(")")
+        text = next(text for at, text in arguments if at == start)
+        if not offered:
+            self.trace.notes.append(f"argument {text!r} kept: {call.callee} takes no keyword")
+            return
+        at = written.generated(start)
+        keep = next(i for i, end in enumerate(written.ends) if end > at)
+        lead = written.text[written.ends[keep - 1] if keep else 0 : at]
+        rewrite = _Rewrite(lead, text, offered, required, written.tokens[keep])
+        self._rewind = (keep, rewrite, (call.open_bracket, start))
+        self.trace.interrupts.append(
+            {
+                "at": at,
+                "reason": f"argument {text!r} past the {capacity} positional"
+                f" parameter{'' if capacity == 1 else 's'} of {call.callee}",
+                "rewound": len(written.tokens) - keep,
+            }
+        )
+
     def wanted_rewind(self) -> int | None:
         return None if self._rewind is None else self._rewind[0]
 
@@ -222,6 +335,8 @@ class KeywordArguments(Stage):
         limit = len(self.written.window) + len(self.written.kept(keep))
         self._checked = {k for k in self._checked if k[1] < limit}
         self._shapes = {o: s for o, s in self._shapes.items() if o < limit}
+        # A call still open is counted again from its first argument.
+        self._calls = {o: (c, 0) for o, (c, _) in self._calls.items() if o < limit}
         if self._rewind is None:
             return
         _, rewrite, key = self._rewind
@@ -295,6 +410,8 @@ class KeywordArguments(Stage):
         shortlist = sorted(tokens, key=lambda n: -(float(first[tokens[n][0]]) + bonus[n]))
         shortlist = shortlist[:SHORTLIST]
         breaks = self.facts.vocabulary.identifier_break_mask
+        if not any(name[-1:].isidentifier() or name[-1:].isdigit() for name in shortlist):
+            breaks = torch.ones_like(breaks)  # ``name=`` or ``)``: anything may follow
         scores = step.scorer.score_continuations(logits, [tokens[n] for n in shortlist], breaks)
         ranked = sorted(
             ((s + bonus[n], n) for n, s in zip(shortlist, scores, strict=True) if s > -1e30),

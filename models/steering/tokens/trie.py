@@ -168,6 +168,16 @@ class CandidateTrie:
         node = self._node(consumed)
         return node is not None and bool(node.ends)
 
+    def ends_open(self, consumed: Sequence[int]) -> bool:
+        """Whether the candidates spelled exactly by ``consumed`` all end in punctuation
+        (``only=``, ``)``): any token may follow them, not only one that ends a name."""
+        node = self._node(consumed)
+        return (
+            node is not None
+            and bool(node.ends)
+            and not any(is_identifier_char(n[-1]) for n in node.ends if n)
+        )
+
     def completed(self, consumed: Sequence[int]) -> list[str]:
         """The candidates ``consumed`` has written in full.
 
