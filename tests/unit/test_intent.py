@@ -47,3 +47,13 @@ def test_module_level_code_has_no_function():
 def test_a_nested_def_at_the_same_depth_is_not_the_enclosing_one():
     source = "def outer():\n    def inner():\n        pass\n    return value."
     assert intent_at(source).function == "outer"
+
+
+def test_the_documents_subclasses_of_the_expected_type_fit_it():
+    source = (
+        "class Animal: ...\n\nclass Dog(Animal): ...\n\n"
+        "def adopt(shelter) -> Animal:\n    return shelter."
+    )
+    intent = intent_at(source)
+    assert intent.expected == "Animal" and intent.subclasses == {"Dog"}
+    assert intent_at(source, typed=False).subclasses == frozenset()

@@ -18,6 +18,7 @@ from steerlsp.models.steering.ranking.relevance import (
     relevance_scores,
     split_words,
     stem,
+    subclasses_in,
     summary_line,
     terms,
     type_head,
@@ -287,6 +288,30 @@ def test_a_value_fits_an_expected_union_by_its_alternatives():
     assert assignable("list[str]", type_heads("list[str] | tuple[str, ...]"))
     assert not assignable("str | bytes", type_heads("str"))
     assert not assignable("Any", type_heads("dict")) and not assignable("dict", frozenset())
+
+
+def test_a_builtin_subtype_fits_and_a_supertype_does_not():
+    """Concrete collections fit their abstract bases, ``int`` fits ``float`` (PEP 484's
+    numeric tower); not the other way round."""
+    assert assignable("tuple[str, ...]", type_heads("Sequence[str]"))
+    assert assignable("list[int]", type_heads("Iterable[int]"))
+    assert assignable("OrderedDict[str, int]", type_heads("dict[str, int]"))
+    assert assignable("int", type_heads("float")) and assignable("bool", type_heads("int"))
+    assert not assignable("Mapping[str, int]", type_heads("dict"))
+    assert not assignable("Sequence[str]", type_heads("list[str]"))
+    assert not assignable("float", type_heads("int"))
+
+
+def test_the_documents_subclasses_of_the_expected_type():
+    text = (
+        "class Animal:\n    pass\n\nclass Dog(zoo.Animal):\n    pass\n\n"
+        "class Puppy(Dog, Generic[T], metaclass=Meta):\n    pass\n\nclass Rock(object):\n"
+    )
+    assert subclasses_in(text, frozenset({"Animal"})) == {"Dog", "Puppy"}
+    assert subclasses_in(text, frozenset({"Rock"})) == frozenset()
+    assert subclasses_in(text, frozenset()) == frozenset()
+    wanted = type_heads("Animal | None") | subclasses_in(text, frozenset({"Animal"}))
+    assert assignable("Puppy", wanted) and not assignable("Rock", wanted)
 
 
 def test_a_callable_returning_the_expected_type_is_ranked_up():

@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 
 from steerlsp.models.steering.ranking.expected import expected_type
-from steerlsp.models.steering.ranking.relevance import Intent
+from steerlsp.models.steering.ranking.relevance import Intent, subclasses_in, type_heads
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _DOC_START = re.compile(r"^[ \t]*[rRbBuU]?(\"\"\"|''')")
 # How far back the enclosing function is looked for, in characters.
 MAX_SCAN = 16_000
 MAX_DOC = 2_000
+# How far back the document's classes are read for subclasses of the expected type.
+MAX_CLASSES = 64_000
 
 
 def intent_at(before: str, *, typed: bool = True) -> Intent:
@@ -25,6 +27,9 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
     expected type (``typed``) from the annotations around it, read as ChatLSP reads
     them (``ranking/expected.py``; a parse of the enclosing top-level definition)."""
     expected = expected_type(before) if typed else ""
+    subclasses = (
+        subclasses_in(before[-MAX_CLASSES:], type_heads(expected)) if expected else frozenset()
+    )
     text = before[-MAX_SCAN:]
     lines = text.split("\n")
     current = lines[-1]
@@ -40,9 +45,14 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
         if found and len(found.group(1).expandtabs()) < max(indent, 1):
             doc = _docstring(lines[index + 1 :])
             return Intent(
-                found.group(2), doc, " ".join(reversed(comments)), current.strip(), expected
+                found.group(2),
+                doc,
+                " ".join(reversed(comments)),
+                current.strip(),
+                expected,
+                subclasses,
             )
-    return Intent("", "", " ".join(reversed(comments)), current.strip(), expected)
+    return Intent("", "", " ".join(reversed(comments)), current.strip(), expected, subclasses)
 
 
 def _indent_of(line: str) -> int:

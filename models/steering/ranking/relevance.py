@@ -93,6 +93,8 @@ class Intent:
     comments: str = ""  # nearby comment lines, joined
     line: str = ""  # the line being written, up to the cursor
     expected: str = ""  # the type the expression must have (``return`` in a ``-> T`` function)
+    # The document's classes derived from an expected one (``class Dog(Animal)``): they fit.
+    subclasses: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -312,7 +314,7 @@ def rank_candidates(
                 if old in logprobs:
                     logprobs[new] = max(logprobs.get(new, -math.inf), logprobs[old])
     penalties = [_metadata_penalty(candidate, typed, weights) for candidate in listed]
-    wanted = type_heads(intent.expected)
+    wanted = type_heads(intent.expected) | intent.subclasses
     bonus = [weights.expected_type if assignable(c.returns, wanted) else 0.0 for c in listed]
     # Scale to the best plausible name, so a relevant deprecated one does not flatten the rest.
     plausible = [score for score, penalty in zip(raw, penalties, strict=True) if penalty == 0]
@@ -342,10 +344,29 @@ _TYPE_ALIASES = {
     "Tuple": "tuple",
     "Type": "type",
     "Text": "str",
-    "Mapping": "dict",
-    "MutableMapping": "dict",
-    "Sequence": "list",
-    "MutableSequence": "list",
+    "DefaultDict": "defaultdict",
+    "Deque": "deque",
+}
+_MAPPINGS = frozenset({"dict", "OrderedDict", "defaultdict", "Counter", "ChainMap"})
+_SEQUENCES = frozenset({"list", "tuple", "str", "bytes", "bytearray", "range", "deque"})
+_SETS = frozenset({"set", "frozenset"})
+_CONTAINERS = _MAPPINGS | _SEQUENCES | _SETS
+# The builtin and standard types whose values fit where another is expected: the
+# abstract collections' concrete ones, a dict's subclasses, PEP 484's numeric tower.
+_SUBTYPES: dict[str, frozenset[str]] = {
+    "dict": frozenset({"OrderedDict", "defaultdict", "Counter"}),
+    "Mapping": _MAPPINGS | {"MutableMapping"},
+    "MutableMapping": _MAPPINGS,
+    "Sequence": _SEQUENCES | {"MutableSequence"},
+    "MutableSequence": frozenset({"list", "bytearray", "deque"}),
+    "AbstractSet": _SETS | {"MutableSet"},
+    "MutableSet": frozenset({"set"}),
+    "Collection": _CONTAINERS | {"Mapping", "Sequence", "AbstractSet"},
+    "Iterable": _CONTAINERS | {"Mapping", "Sequence", "AbstractSet", "Iterator", "Generator"},
+    "Iterator": frozenset({"Generator"}),
+    "float": frozenset({"int", "bool"}),
+    "complex": frozenset({"float", "int", "bool"}),
+    "int": frozenset({"bool"}),
 }
 
 
@@ -379,9 +400,39 @@ def type_heads(annotation: str) -> frozenset[str]:
 def assignable(returns: str, wanted: frozenset[str]) -> bool:
     """Whether a value annotated ``returns`` fits where ``wanted`` is expected, by outer
     types: each of its alternatives is one of the wanted ones (``dict[str, Any]`` fits
-    ``dict``, ``Optional[dict]`` fits ``dict | None``). Subclasses are not known here."""
+    ``dict``, ``Optional[dict]`` fits ``dict | None``) or a builtin or standard type
+    derived from one (``list`` fits ``Sequence``, ``int`` fits ``float``). Pass the
+    document's classes derived from the wanted ones in ``wanted`` too."""
     have = type_heads(returns)
-    return bool(wanted and have and have <= wanted)
+    if not (wanted and have):
+        return False
+    widened = wanted.union(*(_SUBTYPES.get(name, ()) for name in wanted))
+    return have <= widened
+
+
+_CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*\(([^)]*)\)", re.MULTILINE)
+
+
+def subclasses_in(text: str, bases: frozenset[str]) -> frozenset[str]:
+    """The classes ``text`` defines that derive, directly or through each other, from
+    one of ``bases`` (by the base's last name: ``class Dog(zoo.Animal)``)."""
+    if not bases:
+        return frozenset()
+    parents: dict[str, set[str]] = {}
+    for match in _CLASS.finditer(text):
+        for base in match.group(2).split(","):
+            name = base.split("[", 1)[0].strip().rsplit(".", 1)[-1]
+            if name and "=" not in base:
+                parents.setdefault(match.group(1), set()).add(name)
+    found: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, own in parents.items():
+            if name not in found and own & (bases | found):
+                found.add(name)
+                grown = True
+    return frozenset(found - bases)
 
 
 def _top_level(text: str, separator: str) -> list[str]:
