@@ -182,7 +182,8 @@ class Completer:
         )
         if generation.stop == "cancelled" or (abandon is not None and abandon(generation.text)):
             raise JobCancelled()
-        text = self._finish(prompt, generation, options)
+        cut = steerer is not None and steerer.cut_short()
+        text = self._finish(prompt, generation, options, cut_short=cut)
         trace = steerer.trace.as_dict() if steerer is not None else None
         if trace is not None:
             log.debug("steering trace: %s", trace)
@@ -274,10 +275,16 @@ class Completer:
         finally:
             release_memory()
 
-    def _finish(self, prompt: Prepared, generation: Generation, options: CompletionOptions) -> str:
+    def _finish(
+        self,
+        prompt: Prepared,
+        generation: Generation,
+        options: CompletionOptions,
+        cut_short: bool = False,
+    ) -> str:
         """The text to insert: the healed whitespace taken off, post-processed; a
-        generation cut short (the token limit, a time budget) ends at its last
-        complete statement."""
+        generation cut short (the token limit, a time budget, or ``cut_short``: a
+        steering stage ended it) ends at its last complete statement."""
         generated = generation.text
         if prompt.healed:
             healed = prompt.healed
@@ -289,7 +296,7 @@ class Completer:
             suffix=prompt.suffix,
             block_indent=prompt.indent,
             max_lines=options.max_lines,
-            truncated=generation.stop in ("max_tokens", "cancelled"),
+            truncated=cut_short or generation.stop in ("max_tokens", "cancelled"),
         )
 
     def _alternatives(

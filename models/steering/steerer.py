@@ -125,6 +125,10 @@ class Steerer:
         tokens (a name the prompt already spells) and steer each, as it would one by one."""
         return self._nothing_due()
 
+    def cut_short(self) -> bool:
+        """A stage ended the completion (a repeated line): it may end mid-statement."""
+        return any(stage.cut_short() for stage in self.stages)
+
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         """The only tokens the next step can take, when a masking walk is under way and
         nothing else is due (a query or hint would need every logit): the loop then

@@ -42,6 +42,7 @@ from steerlsp.models.steering.stages import members
 from steerlsp.models.steering.stages.repetition import repeated_from
 from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
+from steerlsp.prompts.postprocess import CompletionMode, finalize
 from tests.doubles import tiny
 from tests.doubles.analysis import ScriptedAnalysis
 
@@ -1312,5 +1313,39 @@ def test_a_completion_ends_before_its_first_repeated_line(inner, pool):
     (interrupt,) = run.trace["interrupts"]
     assert interrupt["reason"] == "repeated line" and interrupt["at"] == len(run.text)
     assert interrupt["dropped_chars"] == len("    n = n + 1\n")
+    assert run.steerer.cut_short()  # post-processing keeps its complete statements
     # Without end tokens to end on (a model without EOS) the stage stays out of the way.
     assert steered(inner, script, head, ScriptedAnalysis(), pool).text == body
+
+
+def test_a_repeat_inside_a_list_ends_the_completion_open_and_it_is_kept_to_whole_statements(
+    inner, pool
+):
+    """The same item twice in a list ends the completion mid-statement: the decode
+    loop says it cut it short, and post-processing keeps the complete statements only."""
+    head = "def f(es):\n"
+    body = "    n = 1\n    kinds = [\n        es.Bad01,\n        es.Bad01,\n    ]\n"
+    script = Script({head + body: 1.0})
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY,
+        tokenize=tokenize,
+        pool=pool,
+        deprecations=DeprecationCache(),
+        end_ids=frozenset({TOKENIZER.eos_token_id}),
+    )
+    run = steered(inner, script, head, ScriptedAnalysis(), pool, facts=facts)
+    assert run.text == "    n = 1\n    kinds = [\n        es.Bad01,\n"
+    assert run.steerer.cut_short()
+    kept = finalize(
+        run.text,
+        mode=CompletionMode.MULTI_LINE,
+        line_prefix="",
+        suffix="\n",
+        block_indent=4,
+        max_lines=8,
+        truncated=run.steerer.cut_short(),
+    )
+    assert kept == "    n = 1"
+    assert not steered(
+        inner, Script({head + "    return 1\n": 1.0}), head, ScriptedAnalysis(), pool, facts=facts
+    ).steerer.cut_short()

@@ -272,7 +272,9 @@ class Stage:
     - ``steer(step, logits)``: before a token, after the answers;
     - ``wanted_rewind()`` / ``rewind(keep)``: a stage may ask the loop to write the
       text again from token ``keep``; every stage then forgets what came after it;
-    - ``quiet()``: nothing of this stage's is due at the next token.
+    - ``quiet()``: nothing of this stage's is due at the next token;
+    - ``cut_short()``: the stage ended the completion before the model would have, so
+      that it may stop mid-statement (post-processing then keeps its complete ones).
     """
 
     def ask(self, point: TriggerPoint) -> None:
@@ -300,3 +302,6 @@ class Stage:
 
     def quiet(self) -> bool:
         return True
+
+    def cut_short(self) -> bool:
+        return False

@@ -67,6 +67,7 @@ class RepeatedLines(Stage):
         self.end_ids = sorted(inputs.facts.end_ids)
         self._cut: tuple[int, int] | None = None  # tokens to keep, characters dropped
         self._ending = False
+        self._ended = False  # the completion was ended here
 
     @classmethod
     def build(cls, inputs: Inputs) -> RepeatedLines | None:
@@ -107,11 +108,15 @@ class RepeatedLines(Stage):
     def quiet(self) -> bool:
         return self._cut is None and not self._ending
 
+    def cut_short(self) -> bool:
+        """A repeat inside a statement (the same item in a list) ends it open."""
+        return self._ended
+
     def steer(self, step: Step, logits: torch.Tensor) -> torch.Tensor:
         """After the rewind: only a token that ends the completion. logits [1, V]"""
         if not self._ending:
             return logits
-        self._ending = False
+        self._ending, self._ended = False, True
         ended = torch.full_like(logits, float("-inf"))
         ended[0, torch.tensor(self.end_ids, dtype=torch.long, device=logits.device)] = 0.0
         return ended
