@@ -27,6 +27,8 @@ DUMPS = (
 SEND = "send(request, /, timeout: float=5.0, *, stream: bool=False, retries: int) -> Response"
 PROMPT = "def fetch(client, request):\n    return client.send(request, "
 SIGNATURE = Signature(SEND, ("request", "timeout", "stream", "retries"))
+# The same with nothing required but the request: a call may end after it.
+OPTIONAL = Signature(SEND.replace("retries: int", "retries: int=3"), SIGNATURE.parameters)
 
 
 def test_a_label_gives_each_parameters_kind_and_default():
@@ -110,9 +112,9 @@ def test_keywords_given_are_not_offered_again(inner, pool):
 @pytest.mark.parametrize(
     ("written", "signature"),
     [
-        ("timeout=3)\n", SIGNATURE),  # a parameter: stands
+        ("timeout=3)\n", OPTIONAL),  # a parameter: stands
         ("verbose=True)\n", Signature(DUMPS, ("obj", "skipkeys", "cls", "indent", "kwds"))),
-        ("request == 1)\n", SIGNATURE),  # a comparison, not a keyword
+        ("request == 1)\n", OPTIONAL),  # a comparison, not a keyword
         ("verbose=True)\n", None),  # no signature known
     ],
 )
@@ -147,11 +149,15 @@ def test_a_signature_still_out_at_the_keyword_is_waited_for_within_the_budget(in
 
 
 @pytest.mark.parametrize(
-    ("timeout", "retries", "wrote"),
-    [(0.11, 0.09, "retries"), (0.19, 0.01, "timeout")],
+    ("timeout", "retries", "wrote", "text"),
+    [
+        (0.11, 0.09, "retries", "retries=3)\n"),
+        # ``retries`` is then still missing at the ``)``: given as the call's last.
+        (0.19, 0.01, "timeout", "timeout=3, retries=1)\n"),
+    ],
 )
 def test_the_likeliest_whole_keyword_is_written_a_required_one_ahead(
-    inner, pool, timeout, retries, wrote
+    inner, pool, timeout, retries, wrote, text
 ):
     """Scored whole on the cache: ``retries`` (required, not given) wins within a nat of
     the likeliest, not beyond."""
@@ -159,13 +165,14 @@ def test_the_likeliest_whole_keyword_is_written_a_required_one_ahead(
         {
             PROMPT + "verbose=True)\n": 0.8,
             PROMPT + "timeout=3)\n": timeout,
+            PROMPT + "timeout=3, retries=1)\n": 0.0001,
             PROMPT + "retries=3)\n": retries,
         }
     )
     analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
     run = steered(inner, script, PROMPT, analysis, pool)
-    assert run.text == f"{wrote}=3)\n"
-    walk = run.trace["walks"][-1]
+    assert run.text == text
+    walk = run.trace["walks"][0]
     assert walk["followed"] == [wrote] and set(walk["scores"]) == {"retries", "timeout", "stream"}
 
 
@@ -255,3 +262,23 @@ def test_a_signature_still_out_at_the_calls_close_is_waited_for_within_the_budge
     assert run.text == ")\n" and run.trace["waited_ms"] > 0
     too_late = SteeringOptions(budget=0.05)
     assert steered(inner, script, LOAD, late, pool, too_late).text == "columns)\n"
+
+
+def test_a_call_closed_without_a_required_argument_is_given_it(inner, pool):
+    """``send(request)`` where ``retries`` is required (pylint's E1120): its ``)`` is
+    written again as ``, retries=``, and the model writes the value."""
+    prompt = "def fetch(client, request):\n    return client.send("
+    script = Script({prompt + "request)\n": 0.9, prompt + "request, retries=3)\n": 0.1})
+    analysis = ScriptedAnalysis(signatures={"client.send(": SIGNATURE})
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == "request, retries=3)\n"
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == "missing required argument retries of client.send"
+    walk = run.trace["walks"][-1]
+    assert walk["instead_of"] == ")" and walk["wrote"] == ", retries="
+    # Given, or with two overloads (the other may not need it), nothing is rewritten.
+    given = Script({prompt + "request, retries=2)\n": 1.0})
+    assert steered(inner, given, prompt, analysis, pool).trace["interrupts"] == []
+    two = Signature(f"{SEND} send(request, /) -> Response", SIGNATURE.parameters)
+    overloaded = ScriptedAnalysis(signatures={"client.send(": two})
+    assert steered(inner, script, prompt, overloaded, pool).text == "request)\n"

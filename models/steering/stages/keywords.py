@@ -235,25 +235,16 @@ class KeywordArguments(Stage):
         if not offered and not repeated:
             self.trace.notes.append(f"keyword {name!r} kept: {call.callee} takes no other")
             return
-        at = written.generated(start)
-        keep = next(i for i, end in enumerate(written.ends) if end > at)
-        lead = written.text[written.ends[keep - 1] if keep else 0 : at]
         required = set(closed.required(given, positional)) if closed else set()
-        banned = written.tokens[keep]
-        self._rewind = (keep, _Rewrite(lead, name, offered, required, banned), key)
-        self.trace.interrupts.append(
-            {
-                "at": at,
-                "reason": f"{'repeated' if repeated else 'unexpected'} keyword {name!r}"
-                f" for {call.callee}",
-                "rewound": len(written.tokens) - keep,
-            }
-        )
+        reason = f"{'repeated' if repeated else 'unexpected'} keyword {name!r} for"
+        self._rewrite_from(start, _Rewrite("", name, offered, required, -1), call, reason, key)
 
     def _check_positional(self, point: TriggerPoint) -> None:
         """Once an argument passed by position is whole (a ``,`` or the call's ``)``
-        after it): more of them than the callee takes is an error (E1121); the first
-        one too many is written again (see :meth:`steer`)."""
+        after it): more of them than the callee takes is an error (E1121), and the
+        first one too many is written again; and once a call whose signature is known
+        closes, a required parameter not given is an error (E1120), and the ``)`` is
+        written again as that keyword (see :meth:`steer`)."""
         call = point.call
         if call is not None and call.argument_start >= 0 and self._counted(call):
             self._calls.setdefault(call.open_bracket, (call, 0))
@@ -264,32 +255,38 @@ class KeywordArguments(Stage):
             close = closing(whole, open_at)
             if close is not None and close >= point.offset:
                 close = None
-            spans, writing = argument_spans(
-                whole[open_at + 1 : point.offset if close is None else close]
-            )
+            inside = whole[open_at + 1 : point.offset if close is None else close]
+            spans, writing = argument_spans(inside)
             if close is None and writing:
                 spans = spans[:-1]  # the argument being written
             if close is not None:
                 del self._calls[open_at]
-            arguments = [
-                (open_at + 1 + a, whole[open_at + 1 + a : open_at + 1 + b]) for a, b in spans
-            ]
+            arguments = [(open_at + 1 + a, inside[a:b]) for a, b in spans]
             if any(text.startswith("*") for _, text in arguments):
                 self._calls.pop(open_at, None)  # unpacked: no count holds
                 continue
             positional = [at for at, text in arguments if not _GIVEN.match(text)]
-            if len(positional) <= checked or positional[-1] < window:
-                continue  # nothing new, or the user's own
-            if close is None:
-                self._calls[open_at] = (tracked, len(positional))
-            self._ask(point, tracked)
-            _, shape = self._shape(tracked)
+            fresh = len(positional) > checked and positional[-1] >= window
+            if fresh:
+                if close is None:
+                    self._calls[open_at] = (tracked, len(positional))
+                self._ask(point, tracked)
+            elif close is None:
+                continue  # nothing new
+            _, shape = self._shape(tracked)  # (never asked: unknown)
             if shape is None or not any(shape.overloads):
                 continue  # unknown, or a bare ``f()`` that may be all Jedi could read
             capacity = shape.positional_capacity()
-            if capacity is None or len(positional) <= capacity or positional[capacity] < window:
+            if fresh and capacity is not None and len(positional) > capacity:
+                start = positional[capacity]
+                if start >= window:
+                    self._rewrite_positional(tracked, shape, capacity, start, arguments)
                 continue
-            self._rewrite_positional(tracked, shape, capacity, positional[capacity], arguments)
+            if close is not None and close >= window and len(shape.overloads) == 1:
+                given, _ = given_arguments(inside)
+                missing = shape.required(given, len(positional))
+                if missing:
+                    self._rewrite_missing(tracked, close, missing, inside)
 
     def _rewrite_positional(
         self,
@@ -301,9 +298,7 @@ class KeywordArguments(Stage):
     ) -> None:
         """Write the argument at ``start`` (one too many by position) again: as a keyword
         the callee takes, or as the call's close where it is the first argument."""
-        written = self.written
-        whole = written.whole
-        given, _ = given_arguments(whole[call.open_bracket + 1 : start])
+        given, _ = given_arguments(self.written.whole[call.open_bracket + 1 : start])
         offered = [f"{name}=" for name in shape.wanted(given, capacity)]
         required = {f"{name}=" for name in shape.required(given, capacity)}
         if start == arguments[0][0] and not required:
@@ -312,16 +307,42 @@ class KeywordArguments(Stage):
         if not offered:
             self.trace.notes.append(f"argument {text!r} kept: {call.callee} takes no keyword")
             return
+        plural = "" if capacity == 1 else "s"
+        reason = f"argument {text!r} past the {capacity} positional parameter{plural} of"
+        self._rewrite_from(start, _Rewrite("", text, offered, required, -1), call, reason)
+
+    def _rewrite_missing(
+        self, call: CallContext, close: int, missing: list[str], inside: str
+    ) -> None:
+        """Write the call's ``)`` again as a required keyword it lacks (``, name=``)."""
+        given = inside.strip()
+        separator = "" if not given or given.endswith(",") else ", "
+        offered = [f"{separator}{name}=" for name in missing]
+        rewrite = _Rewrite("", ")", offered, set(offered), -1)
+        reason = f"missing required argument{'s' if len(missing) > 1 else ''}"
+        self._rewrite_from(close, rewrite, call, f"{reason} {', '.join(missing)} of")
+
+    def _rewrite_from(
+        self,
+        start: int,
+        rewrite: _Rewrite,
+        call: CallContext,
+        reason: str,
+        key: tuple[int, int] | None = None,
+    ) -> None:
+        """Rewind to the token that holds monitor offset ``start``, to write ``rewrite``
+        from there (its lead: what that token had before ``start``); ``key``: the
+        argument to check again once written."""
+        written = self.written
         at = written.generated(start)
         keep = next(i for i, end in enumerate(written.ends) if end > at)
         lead = written.text[written.ends[keep - 1] if keep else 0 : at]
-        rewrite = _Rewrite(lead, text, offered, required, written.tokens[keep])
-        self._rewind = (keep, rewrite, (call.open_bracket, start))
+        rewrite = replace(rewrite, lead=lead, banned=written.tokens[keep])
+        self._rewind = (keep, rewrite, key or (call.open_bracket, start))
         self.trace.interrupts.append(
             {
                 "at": at,
-                "reason": f"argument {text!r} past the {capacity} positional"
-                f" parameter{'' if capacity == 1 else 's'} of {call.callee}",
+                "reason": f"{reason} {call.callee}",
                 "rewound": len(written.tokens) - keep,
             }
         )
