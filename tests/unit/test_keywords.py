@@ -242,17 +242,27 @@ def test_a_later_argument_past_them_becomes_a_keyword_and_what_fits_stands(inner
     ("prompt", "written"),
     [
         ("def f(rows, n):\n    return len(", "rows, n)\n"),  # a builtin: not counted
-        (LOAD + "columns, ", "many=True)\n"),  # the user's own argument
+        ("def f(rows, n):\n    rows.append(", "rows, n)\n"),  # a builtin type's method
+        ("def f(d, n):\n    return d['k'](", "n, n)\n"),  # no callee name to read
+        (LOAD + "columns, ", "many=True)\n"),  # the user's own argument (``many`` asked)
         ("def f(args):\n    s = marshmallow.Schema(", "*args)\n"),  # unpacked: no count holds
     ],
 )
 def test_what_is_not_counted(inner, pool, prompt, written):
     script = Script({prompt + written: 0.9, prompt + ")\n": 0.1})
+    one = Signature("f(obj, /)", ("obj",))
     analysis = ScriptedAnalysis(
-        signatures={"marshmallow.Schema(": SCHEMA, "len(": Signature("len(obj, /)", ("obj",))}
+        signatures={
+            "marshmallow.Schema(": SCHEMA,
+            "len(": Signature("len(obj, /)", ("obj",)),
+            "rows.append(": Signature("append(obj, /)", ("obj",)),
+            "d['k'](": one,
+        }
     )
     run = steered(inner, script, prompt, analysis, pool)
     assert run.text == written and run.trace["interrupts"] == []
+    asked = any(q["query"] == "parameters" for q in run.trace["queries"])
+    assert asked == written.startswith("many=")
 
 
 def test_a_signature_still_out_at_the_calls_close_is_waited_for_within_the_budget(inner, pool):

@@ -19,10 +19,12 @@ signature is asked once it reads as one, and where the call already holds more
 such arguments than any overload takes by position (pylint's E1121), the first
 one too many is written again from its first token, as a keyword the callee
 takes (``name=``), or, where it is the call's first argument and nothing is
-required, as the call's close. Not for the builtins, whose calls a model
-rarely gets wrong and which are the most frequent. Up to
-``steering.maxRewinds`` times per completion, like an undefined name (the two
-count separately).
+required, as the call's close. Where the signature is known when a generated
+``)`` closes the call, a required parameter not given (E1120) has the ``)``
+written again as that keyword (``, retries=``). Not for the builtins and the
+builtin types' methods (``len``, ``.append``), whose calls a model rarely gets
+wrong and which are the most frequent. Up to ``steering.maxRewinds`` times per
+completion, like an undefined name (the two count separately).
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*\Z")
 SHORTLIST = 6
 REQUIRED_BONUS = 1.0
 _BUILTINS = frozenset(dir(builtins))
+# Methods of the builtin types (``.append``, ``.join``, ``.get``): by far the most
+# frequent calls on a receiver, and ones a model rarely miscounts.
+_BUILTIN_METHODS = frozenset(
+    name for kind in (str, bytes, list, tuple, dict, set) for name in dir(kind)
+)
 
 
 @dataclass(frozen=True)
@@ -145,7 +152,12 @@ class KeywordArguments(Stage):
         if match is not None:
             if call.argument_start + match.start(1) >= len(self.written.window):
                 self._ask(point, call)
-        elif self._counted(call) and argument.strip() and not _STARTS_NAME.match(argument):
+        elif (
+            self._counted(call)
+            and argument.strip()
+            and not argument.lstrip().startswith("*")  # unpacked: nothing to count
+            and not _STARTS_NAME.match(argument)
+        ):
             lead = len(argument) - len(argument.lstrip())
             if call.argument_start + lead >= len(self.written.window):
                 self._ask(point, call)  # a generated value, passed by position
@@ -162,8 +174,14 @@ class KeywordArguments(Stage):
 
     @staticmethod
     def _counted(call: CallContext) -> bool:
-        """Whether arguments passed by position are counted in this call: not a builtin's."""
-        return call.callee not in _BUILTINS and not call.callee.startswith("builtins.")
+        """Whether arguments passed by position are counted in this call: one to a name
+        (not ``d["k"](...)``) that is neither a builtin nor a builtin type's method."""
+        last = _LAST_NAME.search(call.callee)
+        if last is None or call.callee.startswith("builtins."):
+            return False
+        if "." in call.callee:
+            return last.group(1) not in _BUILTIN_METHODS
+        return call.callee not in _BUILTINS
 
     def due(self, query: Query) -> bool:
         return query.future.done()  # else waited for where a keyword needs it (observe)
