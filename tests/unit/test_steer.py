@@ -1046,8 +1046,6 @@ def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
     assert run.trace["triggers"] == [
         {"kind": "completions_after_dot", "offset": 1, "query": "completions"},
         {"kind": "call_argument", "offset": len(".update("), "query": "signature"},
-        # ``1`` is passed by position: the keyword stage counts it against the callee's.
-        {"kind": "none", "offset": len(".update("), "query": "parameters"},
     ]
     completion = run.trace["queries"][0]
     assert completion["query"] == "completions" and completion["offset"] == 1
