@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from steerlsp.models.deprecation.parameters import deprecated_parameters
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations, locate
-from steerlsp.models.deprecation.static import Deprecation, DeprecationCache
+from steerlsp.models.deprecation.static import Deprecation, DeprecationCache, read_source
 from steerlsp.models.steering.processors.brackets import BracketPrograms
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 
@@ -30,6 +32,8 @@ Tokenize = Callable[[str], Sequence[int]]
 SCOPES_KEPT = 16
 # Defining classes and modules whose file is remembered (SteeringFacts.defined_in).
 MAX_DEFINED_IN = 512
+# Callees whose deprecated parameters are remembered (SteeringFacts.parameters).
+PARAMETERS_KEPT = 128
 
 
 @dataclass
@@ -64,6 +68,28 @@ class SteeringFacts:
     # The names in scope, by the scope question's text and offset (see
     # ``models/steering/stages/names.py``): typing on one line asks the same question again.
     scopes: OrderedDict[tuple[int, int], tuple[str, ...]] = field(default_factory=OrderedDict)
+    # A callee's definition (path, 0-based line, the file's mtime) -> the parameters its
+    # source deprecates (``models/deprecation/parameters.py``): each read once a session.
+    parameters: OrderedDict[tuple[str, int, int], dict[str, Deprecation]] = field(
+        default_factory=OrderedDict
+    )
+
+    def deprecated_parameters(self, path: str, line: int) -> dict[str, Deprecation]:
+        """On the decode thread: the deprecated parameters of the function defined at
+        ``path``:``line`` (empty where the file is not a regular one of bounded size)."""
+        try:
+            key = (path, line, os.stat(path).st_mtime_ns)
+        except OSError:
+            return {}
+        found = self.parameters.get(key)
+        if found is None:
+            source = read_source(path)
+            found = deprecated_parameters(source, line) if source is not None else {}
+            self.parameters[key] = found
+            while len(self.parameters) > PARAMETERS_KEPT:
+                self.parameters.popitem(last=False)
+        self.parameters.move_to_end(key)
+        return found
 
     def remember_scope(self, key: tuple[int, int], names: tuple[str, ...]) -> None:
         """On the decode thread: keep the latest :data:`SCOPES_KEPT` answers."""

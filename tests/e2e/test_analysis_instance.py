@@ -444,3 +444,35 @@ async def test_a_callees_keywords_are_read_from_real_signature_help(instance):
         "logging.Formatter": 4,
         "print": None,
     }
+
+
+async def test_a_callees_deprecated_parameters_are_read_where_real_pylsp_finds_it(tmp_path):
+    """The keyword stage asks where a callee is defined (inside its name, before the
+    ``(``) and reads that file statically: checked on what real pylsp answers for a
+    class imported from another module of the workspace."""
+    from steerlsp.models.deprecation.parameters import deprecated_parameters
+
+    (tmp_path / "encoders.py").write_text(
+        "import warnings\n\n\nclass OneHotEncoder:\n"
+        '    def __init__(self, *, sparse="deprecated", sparse_output=True):\n'
+        '        if sparse != "deprecated":\n'
+        '            warnings.warn("`sparse` was renamed to `sparse_output`", FutureWarning)\n'
+    )
+    app = tmp_path / "app.py"
+    text = "from encoders import OneHotEncoder\n\nenc = OneHotEncoder("
+    app.write_text(text)
+    analysis = AnalysisInstance(
+        asyncio.get_running_loop(),
+        root_uri=lambda: from_fs_path(str(tmp_path)),
+        backoff=(0.05,),
+        query_budget=lambda: 20.0,
+    )
+    try:
+        doc = analysis.document(from_fs_path(str(app)) or "", 1)
+        offset = len(text) - 1  # the ``(``: asked inside the name, one before
+        found = await asyncio.to_thread(doc.definition_source, text, offset - 1, timeout=30.0)
+        assert found is not None and found.path == str(tmp_path / "encoders.py")
+        deprecated = deprecated_parameters((tmp_path / "encoders.py").read_text(), found.line)
+        assert set(deprecated) == {"sparse"} and deprecated["sparse"].replacement == "sparse_output"
+    finally:
+        await analysis.stop()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from steerlsp.models.options import SteeringOptions
-from steerlsp.models.steering.analysis import Signature
+from steerlsp.models.steering.analysis import DefinitionSource, Signature
 from steerlsp.models.steering.parameters import Kind, call_shape
 from steerlsp.models.steering.stages.keywords import given_arguments, shape_of
 from tests.doubles.analysis import ScriptedAnalysis
@@ -88,7 +88,8 @@ def test_an_unexpected_keyword_is_written_again_among_the_callees_parameters(inn
     walk = run.trace["walks"][-1]
     assert walk["instead_of"] == "verbose" and walk["wrote"] == "retries"
     assert walk["candidates"] == 3  # retries, timeout, stream
-    assert [q["query"] for q in run.trace["queries"] if q["query"] != "scope"] == ["parameters"]
+    queries = [q["query"] for q in run.trace["queries"] if q["query"] != "scope"]
+    assert queries == ["parameters", "callee"]  # its signature, and where it is defined
     # The cache is the rewritten text's: nothing of "verbose" is left in it.
     assert run.engine.cache.cached == [*run.prompt_ids, *tokenize("retries=3)\n")]
 
@@ -292,3 +293,62 @@ def test_a_call_closed_without_a_required_argument_is_given_it(inner, pool):
     two = Signature(f"{SEND} send(request, /) -> Response", SIGNATURE.parameters)
     overloaded = ScriptedAnalysis(signatures={"client.send(": two})
     assert steered(inner, script, prompt, overloaded, pool).text == "request)\n"
+
+
+ENCODER = """import warnings
+
+
+class OneHotEncoder:
+    def __init__(self, *, categories="auto", sparse="deprecated", sparse_output=True):
+        if sparse != "deprecated":
+            warnings.warn("`sparse` was renamed to `sparse_output` in 1.2", FutureWarning)
+"""
+
+
+def test_a_keyword_its_callees_source_deprecates_is_written_as_its_replacement(
+    inner, pool, tmp_path
+):
+    """The callee takes ``sparse`` still, but its source renames it: written as
+    ``sparse_output``. Its definition is asked with its signature, once per call."""
+    module = tmp_path / "encoders.py"
+    module.write_text(ENCODER)
+    prompt = "def encode(rows):\n    return OneHotEncoder("
+    script = Script({prompt + "sparse=False)\n": 0.9, prompt + "sparse_output=False)\n": 0.1})
+    label = "OneHotEncoder(*, categories='auto', sparse='deprecated', sparse_output=True)"
+    signature = Signature(label, ("categories", "sparse", "sparse_output"))
+    analysis = ScriptedAnalysis(
+        signatures={"OneHotEncoder(": signature},
+        # Asked inside the callee's name, as the deprecation stage asks.
+        definitions={"OneHotEncode": DefinitionSource(str(module), 3)},
+    )
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == "sparse_output=False)\n"
+    (interrupt,) = run.trace["interrupts"]
+    assert interrupt["reason"] == (
+        "deprecated keyword 'sparse' (use 'sparse_output') for OneHotEncoder"
+    )
+    # Without the definition, nothing is known to be deprecated: the keyword stands.
+    unknown = ScriptedAnalysis(signatures={"OneHotEncoder(": signature})
+    assert steered(inner, script, prompt, unknown, pool).text == "sparse=False)\n"
+
+
+def test_a_deprecated_keyword_falls_behind_when_one_is_written_again(inner, pool, tmp_path):
+    module = tmp_path / "pages.py"
+    module.write_text(
+        "def fetch(url, timeout=None, retries=0, retry=None):\n"
+        '    """Fetch.\n\n    Args:\n        retry: Deprecated.\n    """\n'
+    )
+    prompt = "def get(url):\n    return fetch(url, "
+    script = Script(
+        {prompt + "verbose=1)\n": 0.7, prompt + "retry=1)\n": 0.2, prompt + "retries=1)\n": 0.1}
+    )
+    signature = Signature(
+        "fetch(url, timeout=None, retries=0, retry=None)", ("url", "timeout", "retries", "retry")
+    )
+    analysis = ScriptedAnalysis(
+        signatures={"fetch(": signature}, definitions={"fetc": DefinitionSource(str(module), 0)}
+    )
+    run = steered(inner, script, prompt, analysis, pool)
+    assert run.text == "retries=1)\n"  # ``retry`` likelier, but deprecated: 2 nats behind
+    scores = run.trace["walks"][-1]["scores"]
+    assert scores["retries"] > scores["retry"]

@@ -36,7 +36,8 @@ from typing import Any
 
 import torch
 
-from steerlsp.models.steering.analysis import Signature
+from steerlsp.models.deprecation.evidence import Deprecation
+from steerlsp.models.steering.analysis import DefinitionSource, Signature
 from steerlsp.models.steering.monitor import CallContext, TriggerPoint
 from steerlsp.models.steering.parameters import (
     CallShape,
@@ -60,6 +61,8 @@ _LAST_NAME = re.compile(r"([A-Za-z_]\w*)\s*\Z")
 # required one not yet given (nats): the call is an error without it.
 SHORTLIST = 6
 REQUIRED_BONUS = 1.0
+# How far a keyword the callee's source deprecates falls behind (nats).
+DEPRECATED_PENALTY = 2.0
 _BUILTINS = frozenset(dir(builtins))
 # Methods of the builtin types (``.append``, ``.join``, ``.get``): by far the most
 # frequent calls on a receiver, and ones a model rarely miscounts.
@@ -78,6 +81,7 @@ class _Rewrite:
     offered: list[str]  # empty: a repeated keyword where the callee's own are unknown
     required: set[str]
     banned: int  # the token that began the keyword
+    deprecated: frozenset[str] = frozenset()  # of ``offered``: demoted
 
 
 def given_arguments(arguments: str) -> tuple[set[str], int]:
@@ -123,6 +127,8 @@ class KeywordArguments(Stage):
         self.walking = inputs.walking
         self.rewinds = 0
         self._shapes: dict[int, CallShape | None] = {}  # by the call's ``(`` offset
+        # The parameters each callee's source deprecates, by the call's ``(`` offset.
+        self._deprecated: dict[int, dict[str, Deprecation]] = {}
         self._checked: set[tuple[int, int]] = set()  # (call, argument start)
         # Calls with arguments to count: by the ``(`` offset, with the number of
         # arguments passed by position already checked.
@@ -152,6 +158,7 @@ class KeywordArguments(Stage):
         if match is not None:
             if call.argument_start + match.start(1) >= len(self.written.window):
                 self._ask(point, call)
+                self._ask_callee(point, call)
         elif (
             self._counted(call)
             and argument.strip()
@@ -169,6 +176,17 @@ class KeywordArguments(Stage):
             point if point.call is call else replace(point, call=call),
             call.open_bracket + 1,
             lambda text, offset, limit: pool.submit(signature_at, text, offset, timeout=limit),
+            self,
+        )
+
+    def _ask_callee(self, point: TriggerPoint, call: CallContext) -> None:
+        """Where the callee is defined: its source says which parameters are deprecated."""
+        pool, definition = self.facts.pool, self.analysis.definition_source
+        self.questions.ask(
+            "callee",
+            point,
+            call.open_bracket,
+            lambda text, offset, limit: pool.submit(definition, text, offset - 1, timeout=limit),
             self,
         )
 
@@ -194,28 +212,49 @@ class KeywordArguments(Stage):
 
     def _keep(self, query: Query, answer: Answer) -> None:
         call = query.point.call
-        if call is not None:
+        if call is None:
+            return
+        if query.kind == "callee":
+            found = (
+                self.facts.deprecated_parameters(answer.path, answer.line)
+                if isinstance(answer, DefinitionSource)
+                else {}
+            )
+            self._deprecated[call.open_bracket] = found
+        else:
             shape = shape_of(answer, call.callee) if isinstance(answer, Signature) else None
             self._shapes[call.open_bracket] = shape
 
     def _shape(self, call: CallContext) -> tuple[bool, CallShape | None]:
         """The call's parameters, waited for if still out. -> (known, shape)"""
-        if call.open_bracket not in self._shapes:
-            query = next(
-                (
-                    q
-                    for q in self.questions.pending
-                    if q.owner is self
-                    and q.point.call
-                    and q.point.call.open_bracket == call.open_bracket
-                ),
-                None,
-            )
-            if query is None:
-                return False, None  # never asked (a cap), or asked before a rewind
-            self.questions.take(query)
-            self._keep(query, self.budget.wait(query))
+        if call.open_bracket not in self._shapes and not self._wait("parameters", call):
+            return False, None  # never asked (a cap), or asked before a rewind
         return True, self._shapes.get(call.open_bracket)
+
+    def _deprecations(self, call: CallContext) -> dict[str, Deprecation]:
+        """The parameters the callee's source deprecates, waited for if still out."""
+        if call.open_bracket not in self._deprecated:
+            self._wait("callee", call)
+        return self._deprecated.get(call.open_bracket, {})
+
+    def _wait(self, kind: str, call: CallContext) -> bool:
+        """Wait for this stage's ``kind`` question about ``call``; False: none is out."""
+        query = next(
+            (
+                q
+                for q in self.questions.pending
+                if q.owner is self
+                and q.kind == kind
+                and q.point.call
+                and q.point.call.open_bracket == call.open_bracket
+            ),
+            None,
+        )
+        if query is None:
+            return False
+        self.questions.take(query)
+        self._keep(query, self.budget.wait(query))
+        return True
 
     # ---- after each token -----------------------------------------------------------
 
@@ -247,6 +286,8 @@ class KeywordArguments(Stage):
         repeated = name in given  # a syntax error whatever the callee takes
         known, shape = self._shape(call)
         if not repeated and (not known or shape is None or shape.accepts(name)):
+            if shape is not None:
+                self._check_deprecated(call, shape, name, start, given, key)
             return
         closed = shape if shape is not None and not shape.open else None
         offered = [n for n in closed.wanted(given, positional) if n != name] if closed else []
@@ -254,8 +295,32 @@ class KeywordArguments(Stage):
             self.trace.notes.append(f"keyword {name!r} kept: {call.callee} takes no other")
             return
         required = set(closed.required(given, positional)) if closed else set()
+        deprecated = frozenset(self._deprecations(call)) if offered else frozenset()
+        rewrite = _Rewrite("", name, offered, required, -1, deprecated)
         reason = f"{'repeated' if repeated else 'unexpected'} keyword {name!r} for"
-        self._rewrite_from(start, _Rewrite("", name, offered, required, -1), call, reason, key)
+        self._rewrite_from(start, rewrite, call, reason, key)
+
+    def _check_deprecated(
+        self,
+        call: CallContext,
+        shape: CallShape,
+        name: str,
+        start: int,
+        given: set[str],
+        key: tuple[int, int],
+    ) -> None:
+        """A keyword the callee takes but its source deprecates, naming the parameter
+        that replaces it (``sparse`` -> ``sparse_output``): written again as that one."""
+        deprecation = self._deprecations(call).get(name)
+        if deprecation is None:
+            return
+        replacement = deprecation.replacement
+        if replacement is None or replacement in given or not shape.accepts(replacement):
+            self.trace.notes.append(f"deprecated keyword {name!r} kept: no replacement to write")
+            return
+        rewrite = _Rewrite("", name, [replacement], set(), -1)
+        reason = f"deprecated keyword {name!r} (use {replacement!r}) for"
+        self._rewrite_from(start, rewrite, call, reason, key)
 
     def _check_positional(self, point: TriggerPoint) -> None:
         """Once an argument passed by position is whole (a ``,`` or the call's ``)``
@@ -374,6 +439,7 @@ class KeywordArguments(Stage):
         limit = len(self.written.window) + len(self.written.kept(keep))
         self._checked = {k for k in self._checked if k[1] < limit}
         self._shapes = {o: s for o, s in self._shapes.items() if o < limit}
+        self._deprecated = {o: d for o, d in self._deprecated.items() if o < limit}
         # A call still open is counted again from its first argument.
         self._calls = {o: (c, 0) for o, (c, _) in self._calls.items() if o < limit}
         if self._rewind is None:
@@ -445,7 +511,11 @@ class KeywordArguments(Stage):
         if not tokens:
             return None
         first = torch.log_softmax(logits[0].float(), dim=-1)
-        bonus = {n: REQUIRED_BONUS if n in rewrite.required else 0.0 for n in tokens}
+        bonus = {
+            n: (REQUIRED_BONUS if n in rewrite.required else 0.0)
+            - (DEPRECATED_PENALTY if n in rewrite.deprecated else 0.0)
+            for n in tokens
+        }
         shortlist = sorted(tokens, key=lambda n: -(float(first[tokens[n][0]]) + bonus[n]))
         shortlist = shortlist[:SHORTLIST]
         breaks = self.facts.vocabulary.identifier_break_mask
