@@ -10,11 +10,11 @@ class there: its ``__init__``):
 1. ``decorator``: a decorator call spelt ``*deprecat*`` that names the old
    and new argument (pandas' ``@deprecate_kwarg(old_arg_name="cols",
    new_arg_name="columns")``, or two strings in that order).
-2. ``warning``: an ``if`` in the body whose test reads one parameter
-   (``if cols is not None:``) and that issues a warning saying "deprecated",
-   "renamed", "removed" or "will be removed" (any ``*warn*`` call); not where
-   the test is that it was left out (``if protocol is None:``: calling without
-   it is what is deprecated).
+2. ``warning``: an ``if`` in the body whose test asks whether a parameter was
+   passed (``if cols:``, ``if cols is not None:``, ``if cols != "deprecated":``)
+   and that issues a warning saying "deprecated", "renamed", "removed" or "will
+   be removed" (any ``*warn*`` call). Not another test: ``if protocol is
+   None:`` warns about leaving it out, an ``isinstance`` about a kind of value.
 3. ``docstring``: a parameter's entry in a numpydoc or Google-style section
    that says "deprecated".
 
@@ -41,12 +41,15 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def deprecated_parameters(source: str | bytes, line: int) -> dict[str, Deprecation]:
     """The deprecated parameters of the function defined at 0-based ``line`` (a
     decorator line of it matches too; a class there: its ``__init__``), by name.
-    Empty when the source does not parse or no function is there."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    function = _function_at(tree, line)
+    Empty when the source does not parse or no function is there. Only that
+    definition's lines are parsed where they can be cut out (pandas' ``frame.py``
+    is 12,000 lines; a function in it, a few hundred)."""
+    function = None
+    piece = _definition_lines(source, line)
+    if piece is not None:
+        function = _function_at(_parsed(piece[0]), piece[1])
+    if function is None:
+        function = _function_at(_parsed(source), line)
     if function is None:
         return {}
     arguments = function.args
@@ -70,7 +73,69 @@ def deprecated_parameters(source: str | bytes, line: int) -> dict[str, Deprecati
     }
 
 
-def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _parsed(source: str | bytes) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+_HEADER = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>\w+)")
+
+
+def _definition_lines(source: str | bytes, line: int) -> tuple[str, int] | None:
+    """The lines of the definition at ``line`` (its decorators, then its block; a
+    class's ``__init__`` instead of the class), dedented, and its line among them;
+    None where they cannot be told apart from the rest."""
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    lines = source.splitlines()
+    if not 0 <= line < len(lines):
+        return None
+    header = line
+    while header < len(lines) and lines[header].lstrip().startswith("@"):
+        header += 1  # the server named a decorator line
+    found = _HEADER.match(lines[header]) if header < len(lines) else None
+    if found is None:
+        return None
+    end = _block_end(lines, header, len(found.group("indent")))
+    if found.group("kind") == "class":
+        inits = [
+            i
+            for i in range(header + 1, end)
+            if (m := _HEADER.match(lines[i])) and m.group("name") == "__init__"
+        ]
+        if len(inits) != 1:
+            return None
+        header = inits[0]
+        indent = len(_HEADER.match(lines[header]).group("indent"))  # type: ignore[union-attr]
+        end = _block_end(lines, header, indent)
+    indent = len(lines[header]) - len(lines[header].lstrip())
+    start = header
+    while start > 0 and lines[start - 1].lstrip().startswith(("@", ")")):
+        start -= 1  # decorators (a multi-line one's close and its opening line)
+    piece = [text[indent:] if text[:indent].strip() == "" else text for text in lines[start:end]]
+    return "\n".join(piece) + "\n", header - start
+
+
+def _block_end(lines: list[str], header: int, indent: int) -> int:
+    """The first line after ``header``'s block: a line of code no deeper than it."""
+    for index in range(header + 1, len(lines)):
+        text = lines[index]
+        code = text.lstrip()
+        if code and not code.startswith(("#", ")")) and len(text) - len(code) <= indent:
+            return index
+    return len(lines)
+
+
+def _function_at(
+    tree: ast.Module | None, line: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    if tree is None:
+        return None
     for node in ast.walk(tree):
         if not isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
             continue
@@ -120,28 +185,30 @@ def _from_warnings(
     for node in _body_nodes(function):
         if not isinstance(node, ast.If):
             continue
-        read = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} & set(names)
-        if len(read) != 1 or _when_left_out(node.test):
+        given = _given(node.test)
+        if given not in names:
             continue
         message = _warning_in(node.body)
         if message is not None:
-            found.append((read.pop(), _deprecation(message, None, "warning")))
+            found.append((given, _deprecation(message, None, "warning")))
     return found
 
 
-def _when_left_out(test: ast.expr) -> bool:
-    """``if x is None`` or ``if not x``: a warning there is about leaving ``x`` out
-    (``ssl.SSLContext()`` without a protocol), not about passing it."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return isinstance(test.operand, ast.Name)
-    return (
+def _given(test: ast.expr) -> str | None:
+    """The parameter a test asks was passed: ``if x:``, ``if x is not None:``, ``if x
+    != "deprecated":``, ``if x is not lib.no_default:``; None for any other test (an
+    ``isinstance`` is about a kind of value, ``if x is None`` about leaving it out)."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if (
         isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)
         and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    )
+        and isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+        and isinstance(test.comparators[0], (ast.Constant, ast.Name, ast.Attribute))
+    ):
+        return test.left.id
+    return None
 
 
 def _body_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:

@@ -94,3 +94,25 @@ def test_a_docstring_entry_says_deprecated_and_a_warning_of_two_is_no_notice():
 def test_nothing_where_no_function_is_or_the_source_does_not_parse():
     assert deprecated_parameters(SOURCE, 0) == {}
     assert deprecated_parameters("def f(:\n", 0) == {}
+
+
+def test_only_a_test_of_whether_it_was_passed_counts_and_only_its_lines_are_parsed():
+    """``isinstance(data, ...)`` is about a kind of value, not the parameter; the
+    definition's own lines are cut out and parsed (a module that does not parse as a
+    whole still gives its function's)."""
+    source = textwrap.dedent(
+        """
+        import warnings
+
+        class Frame:
+            def __init__(self, data=None, copy=None):
+                if isinstance(data, dict):
+                    warnings.warn("Passing a dict is deprecated", DeprecationWarning)
+                if copy:
+                    warnings.warn("copy is deprecated and will be removed", FutureWarning)
+
+        def broken(:
+        """
+    )
+    found = deprecated_parameters(source, 3)  # the class line
+    assert set(found) == {"copy"} and found["copy"].source == "warning"
