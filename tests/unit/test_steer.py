@@ -1293,18 +1293,24 @@ def test_a_repeated_line_or_pair_is_found_where_the_repeat_starts(text, start):
     assert repeated_from(text) == start
 
 
-def test_a_completion_ends_before_its_first_repeated_line(inner, pool):
-    head = "def f(n):\n"
-    body = "    n = n + 1\n    n = n + 1\n    return n\n"
-    script = Script({head + body: 1.0})
-    assert unsteered(inner, script, head).text == body
-    facts = SteeringFacts(
+def ending_facts(pool: concurrent.futures.ThreadPoolExecutor) -> SteeringFacts:
+    """Facts with the EOS among the tokens that end a completion (the repeated-line
+    stage needs one to end on)."""
+    return SteeringFacts(
         vocabulary=VOCABULARY,
         tokenize=tokenize,
         pool=pool,
         deprecations=DeprecationCache(),
         end_ids=frozenset({TOKENIZER.eos_token_id}),
     )
+
+
+def test_a_completion_ends_before_its_first_repeated_line(inner, pool):
+    head = "def f(n):\n"
+    body = "    n = n + 1\n    n = n + 1\n    return n\n"
+    script = Script({head + body: 1.0})
+    assert unsteered(inner, script, head).text == body
+    facts = ending_facts(pool)
     run = steered(inner, script, head, ScriptedAnalysis(), pool, facts=facts)
     assert run.text == "    n = n + 1\n"
     assert run.generation.stop == "eos"
@@ -1324,13 +1330,7 @@ def test_a_repeat_inside_a_list_ends_the_completion_open_and_it_is_kept_to_whole
     head = "def f(es):\n"
     body = "    n = 1\n    kinds = [\n        es.Bad01,\n        es.Bad01,\n    ]\n"
     script = Script({head + body: 1.0})
-    facts = SteeringFacts(
-        vocabulary=VOCABULARY,
-        tokenize=tokenize,
-        pool=pool,
-        deprecations=DeprecationCache(),
-        end_ids=frozenset({TOKENIZER.eos_token_id}),
-    )
+    facts = ending_facts(pool)
     run = steered(inner, script, head, ScriptedAnalysis(), pool, facts=facts)
     assert run.text == "    n = 1\n    kinds = [\n        es.Bad01,\n"
     assert run.steerer.cut_short()
