@@ -74,21 +74,26 @@ class SteeringFacts:
         default_factory=OrderedDict
     )
 
+    _parameters_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
     def deprecated_parameters(self, path: str, line: int) -> dict[str, Deprecation]:
-        """On the decode thread: the deprecated parameters of the function defined at
+        """On a query thread: the deprecated parameters of the function defined at
         ``path``:``line`` (empty where the file is not a regular one of bounded size)."""
         try:
             key = (path, line, os.stat(path).st_mtime_ns)
         except OSError:
             return {}
-        found = self.parameters.get(key)
-        if found is None:
-            source = read_source(path)
-            found = deprecated_parameters(source, line) if source is not None else {}
+        with self._parameters_lock:
+            found = self.parameters.get(key)
+            if found is not None:
+                self.parameters.move_to_end(key)
+                return found
+        source = read_source(path)  # read and parsed outside the lock
+        found = deprecated_parameters(source, line) if source is not None else {}
+        with self._parameters_lock:
             self.parameters[key] = found
             while len(self.parameters) > PARAMETERS_KEPT:
                 self.parameters.popitem(last=False)
-        self.parameters.move_to_end(key)
         return found
 
     def remember_scope(self, key: tuple[int, int], names: tuple[str, ...]) -> None:

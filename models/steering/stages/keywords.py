@@ -32,12 +32,12 @@ from __future__ import annotations
 import builtins
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from steerlsp.models.deprecation.evidence import Deprecation
-from steerlsp.models.steering.analysis import DefinitionSource, Signature
+from steerlsp.models.steering.analysis import Signature
 from steerlsp.models.steering.monitor import CallContext, TriggerPoint
 from steerlsp.models.steering.parameters import (
     CallShape,
@@ -133,6 +133,7 @@ class KeywordArguments(Stage):
         # Calls with arguments to count: by the ``(`` offset, with the number of
         # arguments passed by position already checked.
         self._calls: dict[int, tuple[CallContext, int]] = {}
+        self._scanned = 0  # the text up to this offset was looked at for completed arguments
         # A rewind to ask for: (keep, what to write instead, the argument's key).
         self._rewind: tuple[int, _Rewrite, tuple[int, int]] | None = None
         self._rewound: _Rewrite | None = None
@@ -180,15 +181,20 @@ class KeywordArguments(Stage):
         )
 
     def _ask_callee(self, point: TriggerPoint, call: CallContext) -> None:
-        """Where the callee is defined: its source says which parameters are deprecated."""
-        pool, definition = self.facts.pool, self.analysis.definition_source
+        """Which parameters the callee's source deprecates: where it is defined, and
+        that file read, both on the query pool (the decode thread reads no file)."""
+        pool = self.facts.pool
         self.questions.ask(
             "callee",
             point,
             call.open_bracket,
-            lambda text, offset, limit: pool.submit(definition, text, offset - 1, timeout=limit),
+            lambda text, offset, limit: pool.submit(self._read_callee, text, offset - 1, limit),
             self,
         )
+
+    def _read_callee(self, text: str, offset: int, limit: float) -> dict[str, Deprecation]:
+        found = self.analysis.definition_source(text, offset, timeout=limit)
+        return {} if found is None else self.facts.deprecated_parameters(found.path, found.line)
 
     @staticmethod
     def _counted(call: CallContext) -> bool:
@@ -215,11 +221,8 @@ class KeywordArguments(Stage):
         if call is None:
             return
         if query.kind == "callee":
-            found = (
-                self.facts.deprecated_parameters(answer.path, answer.line)
-                if isinstance(answer, DefinitionSource)
-                else {}
-            )
+            # The answer of ``_read_callee`` (None on a timeout or error).
+            found = cast(dict[str, Deprecation], answer) if isinstance(answer, dict) else {}
             self._deprecated[call.open_bracket] = found
         else:
             shape = shape_of(answer, call.callee) if isinstance(answer, Signature) else None
@@ -332,6 +335,9 @@ class KeywordArguments(Stage):
         if call is not None and call.argument_start >= 0 and self._counted(call):
             self._calls.setdefault(call.open_bracket, (call, 0))
         whole, window = self.written.whole, len(self.written.window)
+        new, self._scanned = whole[self._scanned : point.offset], point.offset
+        if "," not in new and ")" not in new:
+            return  # no argument completed since the last look
         for open_at, (tracked, checked) in list(self._calls.items()):
             if self._rewind is not None or self.rewinds >= self.options.max_rewinds:
                 return
@@ -442,6 +448,7 @@ class KeywordArguments(Stage):
         self._deprecated = {o: d for o, d in self._deprecated.items() if o < limit}
         # A call still open is counted again from its first argument.
         self._calls = {o: (c, 0) for o, (c, _) in self._calls.items() if o < limit}
+        self._scanned = 0
         if self._rewind is None:
             return
         _, rewrite, key = self._rewind
