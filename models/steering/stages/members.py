@@ -229,7 +229,7 @@ class MemberWalk(Stage):
         if not items:
             self.trace.notes.append(f"no completion item continues {typed!r}")
             return None
-        if not typed.startswith("_") and all(_dunder(c.name) for c in items):
+        if not typed.startswith("_") and all(dunder(c.name) for c in items):
             # ``object``'s members alone: Jedi did not infer the receiver's type.
             self.trace.notes.append("only dunders listed: the receiver's type is unknown")
             return None
@@ -277,7 +277,7 @@ class MemberWalk(Stage):
         """Start the walk along ``chosen`` (best first): the processors, and the trace."""
         o = self.options
         trie, remainder, typed = spelled.trie, spelled.remainder, spelled.typed
-        mask = o.mode == "mask" or (o.mode == "auto" and _static(found))
+        mask = o.mode == "mask" or (o.mode == "auto" and static_members(found))
         start = step.history.shape[-1]
         processors: list[LogitsProcessor] = []
         if mask:
@@ -344,13 +344,13 @@ class MemberWalk(Stage):
         return self._usage
 
 
-def _static(found: list[CompletionCandidate]) -> bool:
+def static_members(found: list[CompletionCandidate]) -> bool:
     """Whether the receiver's members look statically known: a list with some name of
     its own (only ``object``'s dunders means Jedi did not infer the type) and without
     ``__getattr__`` (which makes any name possible)."""
-    own = any(not _dunder(c.name) for c in found)
+    own = any(not dunder(c.name) for c in found)
     return own and not any(c.name == "__getattr__" for c in found)
 
 
-def _dunder(name: str) -> bool:
+def dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
