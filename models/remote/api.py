@@ -1,0 +1,238 @@
+"""The OpenAI completions API as steering uses it: which model, what the server can
+do (probed once), one-shot completions with log-probabilities, and streams.
+
+Only ``/v1/models`` and ``/v1/completions`` are used, the two that llama.cpp's
+servers (``llama-server``, llama-cpp-python's ``llama_cpp.server``) and vLLM all
+serve. What differs between them is probed at start, never assumed:
+
+- ``top_logprobs``: the ``logprobs: k`` of a completion (the k likeliest tokens at
+  each step), which steering ranks the first token of a name by;
+- a constraint: a GBNF ``grammar`` per request (llama.cpp) or ``guided_choice``
+  (vLLM), which lets the model choose among names that its first token cannot
+  tell apart, or among all the valid ones when there is nothing to rank by.
+
+Whole names are not scored through ``echo``: llama.cpp's servers give the prompt's
+log-probabilities only when started with ``--logits_all``, which computes the whole
+vocabulary's logits for every prompt token (Gemma's 262,144 rows made a 1,000-token
+prefill several times slower on 2 cores).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from steerlsp.models.remote.client import Client, Deadline, RemoteError, RemoteRejected
+
+# Log-probabilities asked per step: the most both engines give by default (vLLM's
+# max_logprobs is 20).
+TOP_K = 20
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the server was found to support (``steerlsp/status`` shows it)."""
+
+    top_logprobs: bool = False
+    constraint: str = ""  # "grammar" (llama.cpp), "guided_choice" (vLLM), or "" for none
+
+    def stages(self) -> dict[str, str]:
+        """Steering's stages as they run against this server: how, or why not."""
+        if self.top_logprobs:
+            members = "ranked: the first token's log-probabilities, relevance, expected type"
+            if self.constraint:
+                members += f"; names sharing a first token chosen by the model ({self.constraint})"
+        else:
+            members = "off: the server gives no log-probabilities (logprobs)"
+        off = "in-process only, not yet through the API"
+        return {
+            "members": members,
+            "names": off,
+            "keywords": off,
+            "signatures": off,
+            "repetition": "the stop rule (a third repeat); the repeated-line stage in-process only",
+        }
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One completion's text, why it ended, and its tokens' log-probabilities where asked."""
+
+    text: str
+    finish: str  # "stop", "length", or "" when the server did not say
+    tokens: tuple[str, ...] = ()
+    token_logprobs: tuple[float, ...] = ()  # nan where the server gives none (the first)
+    top: tuple[dict[str, float], ...] = ()  # the k likeliest tokens at each step
+    offsets: tuple[int, ...] = ()  # each token's start in prompt + text (echo) or text
+
+
+@dataclass
+class Api:
+    """One server, one model: the calls steering makes."""
+
+    client: Client
+    model: str
+    capabilities: Capabilities = field(default_factory=Capabilities)
+
+    def complete(
+        self,
+        prompt: str,
+        deadline: Deadline,
+        *,
+        max_tokens: int,
+        logprobs: int = 0,
+        stop: tuple[str, ...] = (),
+        sampling: dict[str, Any] | None = None,
+        choices: tuple[str, ...] = (),
+        grammar: str = "",
+    ) -> Choice:
+        """One completion, whole. ``choices``: the text must be one of them (the server's
+        constraint; only where :attr:`Capabilities.constraint` is set); ``grammar``: a
+        GBNF grammar it must follow (llama.cpp's constraint only)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            **(sampling or {"temperature": 0.0}),
+        }
+        if logprobs:
+            body["logprobs"] = logprobs
+        if stop:
+            body["stop"] = list(stop)
+        if choices:
+            body.update(constrained(self.capabilities.constraint, choices))
+        if grammar:
+            body["grammar"] = grammar
+        answer = self.client.post("/completions", body, deadline)
+        return choice_of(answer)
+
+    def stream(
+        self,
+        prompt: str,
+        deadline: Deadline,
+        *,
+        max_tokens: int,
+        stop: tuple[str, ...] = (),
+        sampling: dict[str, Any] | None = None,
+    ) -> Iterator[tuple[str, str]]:
+        """(text piece, finish reason or "") as the server streams them."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            **(sampling or {"temperature": 0.0}),
+        }
+        if stop:
+            body["stop"] = list(stop)
+        for event in self.client.stream("/completions", body, deadline):
+            first = _first_choice(event)
+            yield str(first.get("text") or ""), str(first.get("finish_reason") or "")
+
+
+def served_models(client: Client, deadline: Deadline) -> list[str]:
+    """The ids ``/models`` lists."""
+    answer = client.get("/models", deadline)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list):
+        raise RemoteRejected(f"{client.endpoint.shown}/models did not list models", 200)
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+
+def connect(client: Client, wanted: str, deadline: Deadline) -> Api:
+    """The API for ``wanted`` (or the only model served, when ""), its capabilities
+    probed. Raises :class:`RemoteError` saying what to fix."""
+    served = served_models(client, deadline)
+    if wanted and wanted not in served:
+        listed = ", ".join(served[:8]) or "none"
+        raise RemoteRejected(
+            f"{client.endpoint.shown} does not serve the model {wanted!r} "
+            f"(model.remoteModel); it serves: {listed}",
+            404,
+        )
+    if not wanted:
+        if not served:
+            raise RemoteRejected(f"{client.endpoint.shown} serves no model", 404)
+        wanted = served[0]
+    api = Api(client, wanted)
+    api.capabilities = probe(api, deadline)
+    return api
+
+
+# A few tokens of code: the probes' prompt.
+_PROBE = "def add(a, b):\n    return a +"
+
+
+def probe(api: Api, deadline: Deadline) -> Capabilities:
+    """Ask the server what it supports, with two or three short requests."""
+    top = _supports(lambda: _has_top(api.complete(_PROBE, deadline, max_tokens=1, logprobs=5)))
+    constraint = ""
+    for kind in ("grammar", "guided_choice"):
+        api.capabilities = Capabilities(top, kind)
+        if _supports(
+            lambda: (
+                api.complete(_PROBE, deadline, max_tokens=4, choices=(" zebra",)).text == " zebra"
+            )
+        ):
+            constraint = kind
+            break
+    return Capabilities(top, constraint)
+
+
+def constrained(kind: str, choices: tuple[str, ...]) -> dict[str, Any]:
+    """The request fields that make the completion one of ``choices``."""
+    if kind == "grammar":
+        return {"grammar": "root ::= " + " | ".join(_gbnf_string(c) for c in choices)}
+    if kind == "guided_choice":
+        return {"guided_choice": list(choices)}
+    return {}
+
+
+def choice_of(answer: Any) -> Choice:
+    first = _first_choice(answer)
+    logprobs = first.get("logprobs") or {}
+    tokens = tuple(str(t) for t in logprobs.get("tokens") or ())
+    values = tuple(_number(v) for v in logprobs.get("token_logprobs") or ())
+    top = tuple(
+        {str(k): _number(v) for k, v in (entry or {}).items()}
+        for entry in logprobs.get("top_logprobs") or ()
+    )
+    offsets = tuple(int(o) for o in logprobs.get("text_offset") or ())
+    return Choice(
+        str(first.get("text") or ""),
+        str(first.get("finish_reason") or ""),
+        tokens,
+        values,
+        top,
+        offsets,
+    )
+
+
+def _first_choice(answer: Any) -> dict[str, Any]:
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise RemoteRejected("the server's answer has no choices", 200)
+    return choices[0]
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
+def _has_top(choice: Choice) -> bool:
+    return bool(choice.top) and len(choice.top[0]) >= 2
+
+
+def _supports(check: Any) -> bool:
+    try:
+        return bool(check())
+    except RemoteRejected:
+        return False
+    except RemoteError:
+        raise
+
+
+def _gbnf_string(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'

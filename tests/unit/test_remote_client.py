@@ -1,0 +1,241 @@
+"""The completions client's error shapes, against a scripted HTTP server on 127.0.0.1.
+
+The real engine is in ``tests/model/test_remote.py``; here a stub answers what a
+real server seldom does on cue: 429 and 503 (with and without Retry-After), an
+answer that is not JSON, a stream that stalls, a refused key, a wrong path.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from steerlsp.models.remote.api import Api, Capabilities, connect, constrained
+from steerlsp.models.remote.client import (
+    Client,
+    Deadline,
+    Endpoint,
+    RemoteCancelled,
+    RemoteRejected,
+    RemoteUnavailable,
+)
+
+# A scripted answer: (status, headers, body chunks, pause between chunks in seconds).
+Answer = tuple[int, dict[str, str], list[bytes], float]
+
+
+class Stub:
+    """Answers each request with the next scripted answer; records what it was sent."""
+
+    def __init__(self, answers: list[Answer]) -> None:
+        self.answers = list(answers)
+        self.seen: list[tuple[str, str, dict, dict[str, str]]] = []
+        self.closed_early = threading.Event()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else {}
+                stub.seen.append((self.command, self.path, body, dict(self.headers)))
+                status, headers, chunks, pause = stub.answers.pop(0)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                if len(chunks) > 1:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(chunks[0]) if chunks else 0))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    if len(chunks) <= 1:
+                        self.wfile.write(chunks[0] if chunks else b"")
+                        return
+                    for chunk in chunks:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                        time.sleep(pause)
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:
+                    stub.closed_early.set()
+
+            do_GET = _answer
+            do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def ok(body: object) -> Answer:
+    return 200, {"Content-Type": "application/json"}, [json.dumps(body).encode()], 0.0
+
+
+def events(texts: list[str], pause: float = 0.0) -> Answer:
+    chunks = [
+        b"data: " + json.dumps({"choices": [{"text": t, "finish_reason": None}]}).encode() + b"\n\n"
+        for t in texts
+    ]
+    return 200, {"Content-Type": "text/event-stream"}, [*chunks, b"data: [DONE]\n\n"], pause
+
+
+def completion(text: str) -> dict:
+    return {"choices": [{"text": text, "finish_reason": "stop"}]}
+
+
+@pytest.fixture
+def stub() -> Iterator[Callable[[list[Answer]], Stub]]:
+    made: list[Stub] = []
+
+    def make(answers: list[Answer]) -> Stub:
+        made.append(Stub(answers))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.close()
+
+
+def client_for(stub: Stub, key: str = "", timeout: float = 5.0) -> Client:
+    return Client(Endpoint(stub.url, key, timeout))
+
+
+def test_retries_429_and_503_with_backoff_then_answers(stub):
+    server = stub(
+        [
+            (429, {"Retry-After": "0.1"}, [b'{"error": {"message": "slow down"}}'], 0),
+            (503, {}, [b"busy"], 0),
+            ok(completion(" x")),
+        ]
+    )
+    client = client_for(server)
+    started = time.monotonic()
+    answer = client.post("/completions", {"prompt": "p"}, Deadline.within(5))
+    assert answer["choices"][0]["text"] == " x"
+    assert client.retries == 2 and client.requests == 3
+    assert time.monotonic() - started >= 0.1 + 0.2  # Retry-After, then the first backoff
+
+
+def test_overload_past_the_deadline_is_unavailable_and_says_so(stub):
+    server = stub([(503, {"Retry-After": "30"}, [b'{"error": "queue full"}'], 0)] * 3)
+    with pytest.raises(RemoteUnavailable, match=r"overloaded \(HTTP 503\).*queue full"):
+        client_for(server, timeout=0.5).post("/completions", {}, Deadline.within(0.5))
+
+
+def test_refused_key_names_the_setting_and_never_the_key(stub):
+    server = stub([(401, {}, [b'{"error": {"message": "Invalid API Key"}}'], 0)])
+    with pytest.raises(RemoteRejected) as caught:
+        client_for(server, key="s3cret").get("/models", Deadline.within(5))
+    message = str(caught.value)
+    assert "refused the API key (HTTP 401): Invalid API Key" in message
+    assert "model.apiKeyEnv" in message and "s3cret" not in message
+    assert server.seen[0][3]["Authorization"] == "Bearer s3cret"  # sent, as a bearer token
+
+
+def test_a_wrong_path_says_what_the_endpoint_should_be(stub):
+    server = stub([(404, {}, [b"Not Found"], 0)])
+    with pytest.raises(RemoteRejected, match=r"was not found \(HTTP 404\).*base, e.g."):
+        client_for(server).get("/models", Deadline.within(5))
+
+
+def test_an_answer_that_is_not_json_is_a_clear_error(stub):
+    server = stub([(200, {}, [b"<html>proxy login</html>"], 0)])
+    with pytest.raises(RemoteRejected, match=r"not JSON .*OpenAI-compatible"):
+        client_for(server).get("/models", Deadline.within(5))
+
+
+def test_nothing_listening_is_unavailable_at_once():
+    client = Client(Endpoint("http://127.0.0.1:9/v1", "", 5))
+    started = time.monotonic()
+    with pytest.raises(RemoteUnavailable, match=r"nothing listens at http://127.0.0.1:9/v1"):
+        client.get("/models", Deadline.within(5))
+    assert time.monotonic() - started < 1
+
+
+def test_a_stream_is_read_piece_by_piece(stub):
+    server = stub([events(["a", "b", "c"])])
+    pieces = [
+        e["choices"][0]["text"]
+        for e in client_for(server).stream("/completions", {"prompt": "p"}, Deadline.within(5))
+    ]
+    assert pieces == ["a", "b", "c"]
+    assert server.seen[0][2]["stream"] is True
+
+
+def test_cancel_closes_a_stalled_stream_at_once(stub):
+    server = stub([events(["a", "b"], pause=5.0)])
+    cancelled = threading.Event()
+    threading.Timer(0.2, cancelled.set).start()
+    started = time.monotonic()
+    with pytest.raises(RemoteCancelled):
+        for _ in client_for(server, timeout=30).stream(
+            "/completions", {}, Deadline.within(30, cancelled.is_set)
+        ):
+            pass
+    assert time.monotonic() - started < 1.5  # not the 5 s the next piece would take
+
+
+def test_a_stalled_stream_ends_at_the_deadline(stub):
+    server = stub([events(["a", "b"], pause=5.0)])
+    started = time.monotonic()
+    with pytest.raises(RemoteUnavailable, match=r"did not answer within 0.3 s"):
+        for _ in client_for(server, timeout=0.3).stream("/completions", {}, Deadline.within(0.3)):
+            pass
+    assert time.monotonic() - started < 1.5
+
+
+def test_a_url_with_credentials_or_another_scheme_is_refused():
+    with pytest.raises(ValueError, match=r"must not carry credentials"):
+        Endpoint("http://user:pw@host/v1")
+    with pytest.raises(ValueError, match=r"http:// or https:// URL"):
+        Endpoint("file:///etc/passwd")
+
+
+def test_connect_names_the_models_served_when_the_wanted_one_is_not(stub):
+    server = stub([ok({"data": [{"id": "gemma"}, {"id": "qwen"}]})])
+    with pytest.raises(RemoteRejected, match=r"does not serve the model 'llama'.*gemma, qwen"):
+        connect(client_for(server), "llama", Deadline.within(5))
+
+
+def test_connect_probes_what_the_server_supports(stub):
+    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
+    server = stub(
+        [
+            ok({"data": [{"id": "gemma"}]}),
+            ok(top),  # logprobs: k
+            (400, {}, [b'{"error": {"message": "grammar not supported"}}'], 0),
+            ok(completion(" zebra")),  # guided_choice followed
+        ]
+    )
+    api = connect(client_for(server), "", Deadline.within(5))
+    assert api.model == "gemma"
+    assert api.capabilities == Capabilities(top_logprobs=True, constraint="guided_choice")
+    assert server.seen[2][2]["grammar"] == 'root ::= " zebra"'
+    assert server.seen[3][2]["guided_choice"] == [" zebra"]
+
+
+def test_grammar_strings_are_escaped():
+    assert constrained("grammar", ('a"b', "c\\d")) == {"grammar": 'root ::= "a\\"b" | "c\\\\d"'}
+    assert constrained("", ("x",)) == {}
+
+
+def test_an_answer_without_choices_is_rejected(stub):
+    server = stub([ok({"object": "error"})])
+    api = Api(client_for(server), "m")
+    with pytest.raises(RemoteRejected, match=r"no choices"):
+        api.complete("p", Deadline.within(5), max_tokens=1)
