@@ -18,6 +18,10 @@ from steerlsp.models.options import CompletionOptions, Sampling, SteeringOptions
 from steerlsp.prompts.fim import load_templates
 
 DEVICES = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+# model.endpoint: "" (unset) or an http(s) URL without credentials or spaces.
+ENDPOINTS = re.compile(r"^(|https?://[^\s/@]+(/\S*)?)$")
+# model.apiKeyEnv: "" or an environment variable's name.
+ENV_NAMES = re.compile(r"^(|[A-Za-z_][A-Za-z0-9_]*)$")
 # "auto" detects the format from the tokenizer; "none" means prefix-only prompts.
 FIM_TEMPLATES = ("auto", "none", *load_templates())
 # Values quoted in a problem are cut to this many characters.
@@ -38,6 +42,18 @@ class ModelSettings:
     head_precision: str = field(default="int8", metadata={"choices": ("int8", "bf16")})
     # The decoder's linear layers on CPU: bf16 where the CPU has native bf16 ("auto").
     body_precision: str = field(default="auto", metadata={"choices": ("auto", "bf16", "fp32")})
+    # Where the weights run: "inprocess" (this process, as above) or "openai": a shared
+    # server's OpenAI-compatible completions API (llama.cpp's server, vLLM) at
+    # ``endpoint``, e.g. http://gpu-box:8000/v1, serving ``remote_model`` ("": the one it
+    # serves). The key is read from the environment variable ``api_key_env`` names,
+    # never from settings. ``timeout_ms`` bounds one completion's requests together;
+    # ``fallback``: complete in-process while the server cannot be reached.
+    backend: str = field(default="inprocess", metadata={"choices": ("inprocess", "openai")})
+    endpoint: str = field(default="", metadata={"pattern": ENDPOINTS})
+    api_key_env: str = field(default="", metadata={"pattern": ENV_NAMES})
+    remote_model: str = ""
+    timeout_ms: int = field(default=10_000, metadata={"min": 200, "max": 120_000})
+    fallback: bool = False
 
 
 @dataclass(frozen=True)

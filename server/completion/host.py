@@ -26,6 +26,7 @@ from steerlsp.server.upstream import environment
 
 if TYPE_CHECKING:
     from steerlsp.models.decoding.completer import Completer
+    from steerlsp.models.remote.completer import RemoteCompleter
 
 # The logger these lines have always been written under: editors' logs and the
 # model tests read "steerlsp.server.completion.policy: model ready".
@@ -55,6 +56,12 @@ def _model_key(settings: Settings) -> tuple[Any, ...]:
         model.low_precision_head,
         model.head_precision,
         model.body_precision,
+        model.backend,
+        model.endpoint,
+        model.api_key_env,
+        model.remote_model,
+        model.timeout_ms,
+        model.fallback,
     )
 
 
@@ -84,7 +91,7 @@ class ModelHost:
         self._ready_hook = ready_hook
         self.state = ModelState.LOADING
         self.error: str | None = None
-        self.completer: Completer | None = None
+        self.completer: Completer | RemoteCompleter | None = None
         self.accepted = 0
         self.served = 0
         self.steering_failures = 0  # steered jobs that failed and were decoded unsteered
@@ -109,7 +116,11 @@ class ModelHost:
         self._loaded_for = key
         self.state, self.error, self.completer = ModelState.LOADING, None, None
         loop = asyncio.get_running_loop()
-        title = f"steerlsp: loading {settings.model.name} model"
+        title = (
+            f"steerlsp: loading {settings.model.name} model"
+            if settings.model.backend == "inprocess"
+            else f"steerlsp: connecting to {settings.model.endpoint}"
+        )
         progress = LoadProgress(self._work_done(), loop, title)
         job = self.worker.submit(lambda token: load_configured(self.settings, progress.report))
         progress.begin()
@@ -129,7 +140,7 @@ class ModelHost:
         self.completer = future.result()
         self.state = ModelState.READY
         progress.end("ready")
-        log.info("model ready: %s", self.settings.model.name)
+        log.info("model ready: %s", self._model_name())
         self.completer.use_runtime(self.runtime_check())
         self._ready_hook()
 
@@ -162,15 +173,25 @@ class ModelHost:
         state, error = self.state.value, self.error
         if self.worker.gave_up is not None and self.state is not ModelState.DISABLED:
             state, error = ModelState.FAILED.value, self.worker.gave_up
+        remote = getattr(self.completer, "status", None)
         return {
             "state": state,
-            "model": self.settings.model.name,
+            "model": self._model_name(),
+            "backend": self.settings.model.backend,
+            **({"remote": remote()} if remote is not None else {}),
             "error": error,
             "served": self.served,
             "accepted": self.accepted,
             "steering_failures": self.steering_failures,
             "worker": worker,
         }
+
+    def _model_name(self) -> str:
+        model = self.settings.model
+        if model.backend == "inprocess":
+            return model.name
+        api = getattr(self.completer, "api", None)
+        return f"{api.model if api else model.remote_model or '?'} at {model.endpoint}"
 
     @property
     def ready(self) -> bool:

@@ -4,6 +4,8 @@ the ``window/workDoneProgress`` that reports it to the editor."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -14,12 +16,63 @@ from steerlsp.server.config import Settings
 
 if TYPE_CHECKING:
     from steerlsp.models.decoding.completer import Completer
+    from steerlsp.models.remote.completer import RemoteCompleter
 
 __all__ = ["LoadProgress", "WorkDone", "load_configured"]
 
+log = logging.getLogger("steerlsp.server.completion.policy")
 
-def load_configured(settings: Settings, report: Any) -> Completer:
-    """The completer for ``settings.model``; runs on the model worker (imports torch)."""
+
+def load_configured(settings: Settings, report: Any) -> Completer | RemoteCompleter:
+    """The completer for ``settings.model``; runs on the model worker. In-process it
+    imports torch and loads the weights; for a server (``model.backend: openai``) it
+    asks what the server serves and supports, and loads nothing unless the server is
+    gone and ``model.fallback`` is on."""
+    if settings.model.backend == "openai":
+        return connect_configured(settings, report)
+    return load_in_process(settings, report)
+
+
+def connect_configured(settings: Settings, report: Any) -> RemoteCompleter:
+    """The remote completer. A server that does not answer yet is not an error here
+    (it is asked again at each completion); a wrong model or a refused key is."""
+    from steerlsp.models.remote.client import RemoteUnavailable
+    from steerlsp.models.remote.completer import RemoteCompleter, RemoteSettings
+
+    model = settings.model
+    if not model.endpoint:
+        raise ValueError("model.backend is openai, but model.endpoint is not set")
+    key = ""
+    if model.api_key_env:
+        if model.api_key_env not in os.environ:
+            raise ValueError(
+                f"model.apiKeyEnv names {model.api_key_env}, which is not set in "
+                "steerlsp's environment"
+            )
+        key = os.environ[model.api_key_env]
+    remote = RemoteCompleter(
+        RemoteSettings(
+            model.endpoint,
+            key,
+            model.remote_model,
+            model.timeout_ms / 1000,
+            model.fim_template,
+        ),
+        fallback=(lambda: load_in_process(settings, lambda message, percent: None))
+        if model.fallback
+        else None,
+    )
+    report(f"asking {remote.endpoint.shown}", 50)
+    try:
+        remote.connect()
+    except RemoteUnavailable as exc:
+        remote.error = str(exc)
+        log.warning("%s; asking again at each completion", exc)
+    return remote
+
+
+def load_in_process(settings: Settings, report: Any) -> Completer:
+    """The in-process completer for ``settings.model`` (imports torch)."""
     from steerlsp.models.decoding.completer import load_completer
     from steerlsp.models.loading.load import LoadRequest
 

@@ -26,6 +26,7 @@ from steerlsp.models.options import (
     Document,
     ModelOutOfMemory,
 )
+from steerlsp.models.remote.client import RemoteError
 from steerlsp.prompts.builder import MAX_CHARS_PER_TOKEN
 from steerlsp.prompts.context import ChatContext
 from steerlsp.server.chatlsp.repair import Completed, with_context
@@ -47,6 +48,7 @@ from steerlsp.server.lsp.errors import JsonRpcRequestCancelled, RequestFailed
 
 if TYPE_CHECKING:
     from steerlsp.models.decoding.completer import Completer, Completion
+    from steerlsp.models.remote.completer import RemoteCompleter
     from steerlsp.models.steering.analysis import Analysis
     from steerlsp.server.analysis.instance import AnalysisInstance
 
@@ -303,6 +305,8 @@ class Completions:
             raise RequestFailed(f"steerlsp: out of memory while generating: {exc}") from exc
         except (WorkerDied, JobFailed) as exc:
             raise RequestFailed(f"steerlsp: the completion failed: {exc}; try again") from exc
+        except RemoteError as exc:  # the shared server's, said once per request
+            raise RequestFailed(f"steerlsp: the model server: {exc}", logging.WARNING) from exc
         finally:
             if self._pending.get(uri) is pending:
                 del self._pending[uri]
@@ -327,7 +331,7 @@ class Completions:
         self,
         uri: str,
         pending: _Pending,
-        completer: Completer,
+        completer: Completer | RemoteCompleter,
         request: CompletionRequest,
         analysis: Analysis | None,
         options: CompletionOptions,
@@ -340,7 +344,7 @@ class Completions:
                 return await self._submit(
                     pending, lambda token: completer.complete(request, options, token, analysis)
                 )
-            except (JobCancelled, ModelOutOfMemory, WorkerDied, JobFailed):
+            except (JobCancelled, ModelOutOfMemory, WorkerDied, JobFailed, RemoteError):
                 raise
             except Exception as exc:
                 self.host.steering_failed(exc)

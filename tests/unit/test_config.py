@@ -89,6 +89,11 @@ def test_valid_values_are_applied():
         ),
         ({"bogus": 1}, "unknown setting steerlsp.bogus (ignored)"),
         ({"model": {"fimTemplate": "starcoder3"}}, "'starcoder3' is not one of auto, none, "),
+        ({"model": {"backend": "vllm"}}, "'vllm' is not one of inprocess, openai"),
+        ({"model": {"endpoint": "gpu-box:8000"}}, "endpoint: 'gpu-box:8000' is not a valid value"),
+        ({"model": {"endpoint": "http://u:pw@gpu/v1"}}, "is not a valid value"),
+        ({"model": {"apiKeyEnv": "sk-123abc"}}, "apiKeyEnv: 'sk-123abc' is not a valid value"),
+        ({"model": {"timeoutMs": 50}}, "timeoutMs: 50 is outside 200..120000; keeping 10000"),
     ],
 )
 def test_invalid_values_keep_the_previous_value_and_are_reported(raw, fragment):
@@ -256,3 +261,27 @@ def test_alternatives_are_set_per_editor():
     assert not problems
     assert settings.completion.alternatives == 8
     assert settings.completion.alternatives_budget_ms == 0
+
+
+def test_a_team_server_is_configured_by_its_url_and_the_name_of_its_key():
+    settings, problems = merge(
+        Settings(),
+        {
+            "model": {
+                "backend": "openai",
+                "endpoint": "https://gpu-box.internal:8000/v1",
+                "apiKeyEnv": "TEAM_LLM_KEY",
+                "remoteModel": "qwen2.5-coder-7b",
+                "fallback": True,
+            }
+        },
+    )
+    assert problems == []
+    model = settings.model
+    assert (model.backend, model.endpoint, model.api_key_env) == (
+        "openai",
+        "https://gpu-box.internal:8000/v1",
+        "TEAM_LLM_KEY",
+    )
+    assert model.remote_model == "qwen2.5-coder-7b" and model.fallback is True
+    assert ModelSettings().backend == "inprocess" and ModelSettings().fallback is False

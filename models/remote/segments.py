@@ -1,0 +1,349 @@
+"""Decoding through the API, segment by segment: the thesis's interrupt strategy.
+
+Each segment is one streamed completion that stops at ``.`` (the monitor's member
+trigger). At the stop, one greedy two-token request tells what the model writes
+there, with the k likeliest tokens at each step: an end of text (the stop was the
+model's end), a ``.`` that begins something else (``...``, ``.5``), or a member
+access. At a member access in code (the monitor decides, as in-process) the
+analysis is asked for the receiver's members, the ranker chooses one
+(``members.py``), and the next segment continues the prompt after it. Every
+segment continues the text before it exactly, so the server's prefix cache
+serves each one's prompt.
+
+No segment races an answer: the loop waits for each question, within the
+steering budgets, so the same document and position give the same completion
+whatever the load. The post-processing stop rule is read after each streamed
+piece, and a segment that has reached the end is closed at once.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from steerlsp.models.options import SteeringOptions
+from steerlsp.models.remote.api import TOP_K, Api
+from steerlsp.models.remote.client import Deadline
+from steerlsp.models.remote.members import Chosen, choose, first_tokens, traced
+from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
+from steerlsp.models.steering.monitor import MonitorState, Trigger
+from steerlsp.models.steering.ranking.intent import intent_at
+from steerlsp.models.steering.ranking.relevance import DocumentUsage, RankWeights
+from steerlsp.models.steering.stages.members import (
+    DOCUMENT_FIRST,
+    DOCUMENT_TYPED,
+    MAX_CANDIDATES,
+    dunder,
+    static_members,
+)
+
+# A receiver that is the method's own object (``self.``), as in-process.
+_SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
+
+
+@dataclass
+class Segmented:
+    """What the segments wrote, why they ended, and what steering did."""
+
+    text: str
+    stop: str  # "stop" (the stop rule), "eos", "max_tokens" or "cancelled"
+    pieces: int = 0  # streamed pieces: about one token each
+    requests: int = 0
+    seconds: float = 0.0
+    steering_seconds: float = 0.0  # waiting for the analysis and scoring names
+    trace: dict[str, Any] = field(default_factory=dict)
+
+
+class Segments:
+    """One completion's segments (see the module doc). ``ends`` is the stop rule."""
+
+    def __init__(
+        self,
+        api: Api,
+        prompt: str,
+        *,
+        max_tokens: int,
+        ends: Callable[[str], bool],
+        deadline: Deadline,
+        sampling: dict[str, Any],
+        walk: DotWalk | None = None,
+    ) -> None:
+        self.api, self.prompt, self.max_tokens, self.ends = api, prompt, max_tokens, ends
+        self.deadline, self.sampling, self.walk = deadline, sampling, walk
+
+    def run(self) -> Segmented:
+        started, sent = time.perf_counter(), self.api.client.requests
+        out = Segmented("", "max_tokens")
+        if self.walk is not None and self.walk.open() and self.walk.due():
+            self._steer(out)  # the cursor is after ``obj.`` (or in its name): the name first
+        while out.pieces < self.max_tokens:
+            steering = self.walk is not None and self.walk.open()
+            finish = self._segment(out, (".",) if steering else ())
+            if finish in ("stop_rule", "length"):
+                out.stop = "stop" if finish == "stop_rule" else "max_tokens"
+                break
+            if not steering or self.walk is None:
+                out.stop = "eos"
+                break
+            token = self._after_stop(out)
+            if token is None:
+                out.stop = "eos"
+                break
+            if token == "." or token[1:2].isalnum() or token[1:2] == "_":
+                self._append(out, ".")  # ``obj.`` or ``obj.get`` as one token
+                if self.walk.due():
+                    self._steer(out)
+            else:  # a ``.`` that starts no name (``...``, ``.\n``), or the stop's end
+                self._append(out, token)
+            if self.ends(out.text):
+                out.stop = "stop"
+                break
+        out.seconds = time.perf_counter() - started
+        out.requests = self.api.client.requests - sent
+        if self.walk is not None:
+            out.trace = self.walk.trace
+        return out
+
+    def _steer(self, out: Segmented) -> None:
+        """At a member trigger: the walk's name, written."""
+        assert self.walk is not None
+        waited = time.perf_counter()
+        rest = self.walk.at_dot(out.text, lambda: self._top(out.text), self._picker(out.text))
+        out.steering_seconds += time.perf_counter() - waited
+        if rest:
+            self._append(out, rest)
+
+    def _segment(self, out: Segmented, stop: tuple[str, ...]) -> str:
+        """Stream one segment into ``out``: "stop_rule" when the text reached its end,
+        "length" at the token limit, else the server's reason (a stop string or EOS)."""
+        finish = ""
+        for piece, reason in self.api.stream(
+            self.prompt + out.text,
+            self.deadline,
+            max_tokens=self.max_tokens - out.pieces,
+            stop=stop,
+            sampling=self.sampling,
+        ):
+            if piece:
+                self._append(out, piece)
+                if self.ends(out.text):
+                    return "stop_rule"  # leaving the stream closes it
+            finish = reason or finish
+        if out.pieces >= self.max_tokens:
+            return "length"
+        return "length" if finish == "length" else finish or "stop"
+
+    def _after_stop(self, out: Segmented) -> str | None:
+        """The token the model writes where the segment stopped at a stop string: None
+        for nothing (the stop was its end of text). One greedy token, without
+        log-probabilities (llama-cpp-python sorts the whole vocabulary for those)."""
+        probe = self.api.complete(self.prompt + out.text, self.deadline, max_tokens=1)
+        return probe.text or None
+
+    def _top(self, written: str) -> dict[str, float]:
+        """The k likeliest next tokens after ``written``."""
+        probe = self.api.complete(
+            self.prompt + written, self.deadline, max_tokens=1, logprobs=TOP_K
+        )
+        return dict(probe.top[0]) if probe.top else {}
+
+    def _picker(self, written: str) -> Callable[[list[str]], str | None] | None:
+        """The model's choice among names (the rests to write after ``written``),
+        constrained by the server, where it constrains."""
+        if not self.api.capabilities.constraint:
+            return None
+
+        def pick(rests: list[str]) -> str | None:
+            longest = max(len(r) for r in rests)
+            got = self.api.complete(
+                self.prompt + written,
+                self.deadline,
+                max_tokens=longest + 1,
+                choices=tuple(rests),
+            )
+            return got.text if got.text in rests else None
+
+        return pick
+
+    def _append(self, out: Segmented, piece: str) -> None:
+        out.text += piece
+        out.pieces += 1
+        if self.walk is not None:
+            self.walk.saw(piece)
+
+
+class DotWalk:
+    """The member walk through the API: the monitor over the written text, the analysis
+    questions at a ``.``, the ranker's choice, and their trace."""
+
+    def __init__(
+        self,
+        analysis: Analysis,
+        options: SteeringOptions,
+        *,
+        window: str,
+        before: str,
+        after: str,
+    ) -> None:
+        self.analysis, self.options = analysis, options
+        self.before, self.after = before, after
+        self.weights: RankWeights = options.rank_weights()
+        self.floor = self.weights.missing_logprob
+        self.monitor = MonitorState()
+        self.monitor.update(window)
+        self.queries = 0
+        self.waited = 0.0
+        self.trace: dict[str, Any] = {
+            "backend": "openai",
+            "rankings": [],
+            "queries": [],
+            "notes": [],
+        }
+        self._usage: DocumentUsage | None = None
+
+    def open(self) -> bool:
+        """Whether steering may still ask (the completion's caps)."""
+        o = self.options
+        return o.walk and self.queries < o.max_queries_total and self.waited < o.budget_total
+
+    def saw(self, piece: str) -> None:
+        self.monitor.update(piece)
+
+    def due(self) -> bool:
+        """Whether the text ends where a member's name is written: after ``obj.``, or in
+        the name after it."""
+        point = self.monitor.point()
+        return point.trigger is Trigger.COMPLETIONS_AFTER_DOT or (
+            point.trigger is Trigger.INSIDE_IDENTIFIER and point.after_dot
+        )
+
+    def at_dot(
+        self,
+        written: str,
+        top_of: Callable[[], dict[str, float]],
+        pick: Callable[[list[str]], str | None] | None,
+    ) -> str | None:
+        """What to write of the member's name after ``written`` (which ends in ``.`` or
+        in the part of the name written, at the cursor), or None for the model's own.
+        ``top_of`` asks the k likeliest next tokens (once there are items to rank);
+        ``pick`` is the model's constrained choice among the rests of names."""
+        if not self.due():
+            return None
+        typed = self.monitor.point().partial
+        text = self.before + written + self.after
+        offset = len(self.before) + len(written) - len(typed)
+        items = self._ask(
+            "completions",
+            offset,
+            lambda limit: self.analysis.completions_at(
+                text, offset, timeout=limit, documented=False
+            ),
+        )
+        found = list(items or [])
+        items = [c for c in found[:MAX_CANDIDATES] if c.name.startswith(typed) and c.name]
+        if not items:
+            return None
+        if all(dunder(c.name) for c in items):
+            self.trace["notes"].append("only dunders listed: the receiver's type is unknown")
+            return None
+        top = top_of()
+        intent = intent_at(self.before + written)
+        items = self._documented(text, offset, items, top, typed, bool(intent.expected))
+        own = intent.function if _SELF_DOT.search(self.before + written) else ""
+        started = time.perf_counter()
+        chosen: Chosen = choose(
+            items,
+            top,
+            intent,
+            weights=self.weights,
+            static=self.options.mode == "mask"
+            or (self.options.mode == "auto" and static_members(found)),
+            escape_margin=self.options.escape_margin,
+            pick=_rests(pick, typed) if pick is not None else None,
+            usage=self._document_usage() if self.weights.usage else None,
+            own=own,
+            typed=typed,
+        )
+        self.waited += time.perf_counter() - started
+        ranking = traced(len(written), chosen, intent, len(items))
+        ranking["score_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        self.trace["rankings"].append(ranking)
+        if not self.options.rank or chosen.name is None:
+            return None  # ``steering.rank`` off: the model's own name, as it writes it
+        return chosen.name[len(typed) :] or None
+
+    def _documented(
+        self,
+        text: str,
+        offset: int,
+        items: list[CompletionCandidate],
+        top: dict[str, float],
+        typed: str,
+        expected: bool,
+    ) -> list[CompletionCandidate]:
+        """The contenders with their documentation (what they return, their summary):
+        the model's likeliest names, and where a type is expected the first public ones."""
+        first = {
+            n: v
+            for n, (_, v) in first_tokens([c.name for c in items], top, self.floor, typed).items()
+        }
+        wanted = dict.fromkeys(sorted(first, key=lambda n: -first[n])[:DOCUMENT_FIRST])
+        if expected and self.weights.expected_type:
+            wanted.update(dict.fromkeys(c.name for c in items if not c.name.startswith("_")))
+            wanted = dict.fromkeys(list(wanted)[: DOCUMENT_FIRST + DOCUMENT_TYPED])
+        asked = [c for c in items if c.name in wanted and not c.documentation]
+        if not asked:
+            return items
+        answer = self._ask(
+            "documentation",
+            offset,
+            lambda limit: self.analysis.documented(text, offset, asked, timeout=limit),
+        )
+        found = {c.name: c for c in answer or []}
+        return [found.get(c.name, c) for c in items]
+
+    def _ask(self, what: str, offset: int, question: Callable[[float], Any]) -> Any:
+        """One question within its limit and the completion's budget; None past them."""
+        o = self.options
+        limit = min(o.query_timeout, max(o.budget_total - self.waited, 0.0))
+        if limit <= 0 or self.queries >= o.max_queries_total:
+            return None
+        self.queries += 1
+        started = time.perf_counter()
+        try:
+            answer, outcome = question(limit), "answered"
+        except AnalysisError as exc:
+            answer, outcome = None, type(exc).__name__
+        elapsed = time.perf_counter() - started
+        self.waited += elapsed
+        self.trace["queries"].append(
+            {
+                "kind": what,
+                "offset": offset,
+                "ms": round(elapsed * 1000, 1),
+                "outcome": outcome,
+                "results": len(answer) if isinstance(answer, list) else 0,
+            }
+        )
+        return answer
+
+    def _document_usage(self) -> DocumentUsage:
+        if self._usage is None:
+            self._usage = DocumentUsage(self.before, self.after)
+        return self._usage
+
+
+def _rests(
+    pick: Callable[[list[str]], str | None], typed: str
+) -> Callable[[list[str]], str | None]:
+    """``pick`` for full names: it chooses among what is left of each after ``typed``."""
+
+    def picked(names: list[str]) -> str | None:
+        rests = {name[len(typed) :]: name for name in names if len(name) > len(typed)}
+        chosen = pick(list(rests)) if rests else None
+        return rests.get(chosen) if chosen is not None else None
+
+    return picked

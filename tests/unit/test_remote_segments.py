@@ -1,0 +1,261 @@
+"""Segment-by-segment steering through the API, on a scripted model (mechanics only).
+
+The scripted API writes a fixed continuation for each text written so far, as a
+greedy server would, and honours stop strings, ``logprobs`` and constraints. The
+real engine is in ``tests/model/test_remote.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import Any
+
+from steerlsp.models.options import SteeringOptions
+from steerlsp.models.remote.api import Capabilities, Choice
+from steerlsp.models.remote.client import Deadline
+from steerlsp.models.remote.members import choose, first_tokens
+from steerlsp.models.remote.segments import DotWalk, Segments
+from steerlsp.models.steering.analysis import CompletionCandidate
+from steerlsp.models.steering.ranking.intent import intent_at
+from steerlsp.models.steering.ranking.relevance import RankWeights
+from tests.doubles.analysis import ScriptedAnalysis
+
+BEFORE = (
+    "class Inventory:\n"
+    "    def stock_level(self, sku: str) -> int: ...\n"
+    "    def reorder_point(self) -> int: ...\n\n\n"
+    "def on_hand(inventory: Inventory, sku: str) -> int:\n"
+    "    return inventory"
+)
+MEMBERS = [
+    CompletionCandidate("reorder_point", "method"),
+    CompletionCandidate("stock_level", "method"),
+]
+
+
+class ScriptedApi:
+    """A greedy model: ``writes(written)`` is all it would write after ``written``
+    (what was generated so far), ``tops(written)`` its k likeliest next tokens."""
+
+    def __init__(
+        self,
+        prompt: str,
+        writes: Callable[[str], str],
+        tops: Callable[[str], dict[str, float]] = lambda written: {},
+        constraint: str = "grammar",
+    ) -> None:
+        self.prompt, self.writes, self.tops = prompt, writes, tops
+        self.client = SimpleNamespace(requests=0)
+        self.capabilities = Capabilities(top_logprobs=True, constraint=constraint)
+        self.picked: list[tuple[str, ...]] = []
+        self.streamed = 0  # pieces handed out
+        self.closed_early = 0  # streams left before their end
+
+    def _written(self, prompt: str) -> str:
+        assert prompt.startswith(self.prompt)
+        return prompt[len(self.prompt) :]
+
+    def stream(
+        self, prompt: str, deadline: Deadline, *, max_tokens: int, stop=(), sampling=None
+    ) -> Iterator[tuple[str, str]]:
+        self.client.requests += 1
+        text = self.writes(self._written(prompt))
+        cuts = [text.find(s) for s in stop if s in text]
+        finish = "stop"
+        if cuts:
+            text = text[: min(cuts)]
+        pieces = [text[i : i + 2] for i in range(0, len(text), 2)][:max_tokens]
+        if len(pieces) == max_tokens and "".join(pieces) != text:
+            finish = "length"
+        done = False
+        try:
+            for index, piece in enumerate(pieces):
+                self.streamed += 1
+                yield piece, finish if index == len(pieces) - 1 else ""
+            done = True
+        finally:
+            if not done:
+                self.closed_early += 1
+
+    def complete(
+        self,
+        prompt: str,
+        deadline: Deadline,
+        *,
+        max_tokens: int,
+        logprobs: int = 0,
+        stop=(),
+        sampling=None,
+        choices: tuple[str, ...] = (),
+        grammar: str = "",
+    ) -> Choice:
+        self.client.requests += 1
+        written = self._written(prompt)
+        text = self.writes(written)
+        if choices:
+            self.picked.append(choices)
+            chosen = next((c for c in choices if text.startswith(c)), choices[0])
+            return Choice(chosen, "stop")
+        first = "." if text.startswith(".") else text[:1]
+        top = (self.tops(written),) if logprobs else ()
+        return Choice(first, "length", (first,) if first else (), (), top)
+
+
+def walk(before: str = BEFORE, after: str = "\n", analysis=None, **options: Any) -> DotWalk:
+    analysis = analysis or ScriptedAnalysis(completions={"inventory.": MEMBERS})
+    return DotWalk(
+        analysis,
+        SteeringOptions(**options),
+        window=before,
+        before=before,
+        after=after,
+    )
+
+
+def run(api: ScriptedApi, dot: DotWalk | None, max_tokens: int = 40) -> str:
+    return (
+        Segments(
+            api,
+            api.prompt,
+            max_tokens=max_tokens,
+            ends=lambda text: "\n" in text,
+            deadline=Deadline.within(5),
+            sampling={"temperature": 0.0},
+            walk=dot,
+        )
+        .run()
+        .text
+    )
+
+
+def misspelling(written: str) -> str:
+    """A model that remembers the wrong name, and calls whatever it wrote."""
+    if written == "":
+        return ".stok_level(sku)\n"
+    if written.endswith("."):
+        return "stok_level(sku)\n"
+    return "(sku)\n"
+
+
+def test_the_name_after_a_dot_the_model_writes_is_one_the_analysis_lists():
+    api = ScriptedApi(BEFORE, misspelling, lambda written: {"st": -0.4, "re": -3.0})
+    dot = walk()
+    assert run(api, None) == ".stok_level(sku)\n"
+    assert run(api, dot) == ".stock_level(sku)\n"
+    ranking = dot.trace["rankings"][0]
+    assert ranking["chosen"] == "stock_level" and ranking["offset"] == 1
+    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "documentation"]
+
+
+def test_at_the_cursor_after_a_dot_the_name_comes_first():
+    before = BEFORE + "."
+    api = ScriptedApi(before, lambda written: "(sku)\n" if written else "stok_level(sku)\n")
+    api.tops = lambda written: {"st": -0.4, "re": -3.0}
+    assert run(api, walk(before)) == "stock_level(sku)\n"
+
+
+def test_at_the_cursor_inside_a_name_only_the_rest_is_written():
+    before = BEFORE + ".re"
+    api = ScriptedApi(before, lambda written: "(x)\n" if written else "order(x)\n")
+    api.tops = lambda written: {"order": -0.2}
+    assert run(api, walk(before)) == "order_point(x)\n"
+
+
+def test_a_stop_that_was_the_models_end_adds_no_dot():
+    api = ScriptedApi(BEFORE, lambda written: "" if written else " + 1")
+    dot = walk()
+    # Stopped by its end of text, not at a ``.``: the text is left as it is.
+    assert (
+        Segments(
+            api,
+            BEFORE,
+            max_tokens=40,
+            ends=lambda text: False,
+            deadline=Deadline.within(5),
+            sampling={},
+            walk=dot,
+        )
+        .run()
+        .text
+        == " + 1"
+    )
+    assert dot.trace["rankings"] == []
+
+
+def test_a_dot_that_starts_no_member_is_written_through():
+    before = "x = 1"
+    api = ScriptedApi(before, lambda written: ".5\n"[len(written) :])
+    dot = walk(before)
+    assert run(api, dot) == ".5\n"
+    assert dot.trace["queries"] == []  # a number's dot asks nothing
+
+
+def test_the_stop_rule_closes_the_stream_early():
+    api = ScriptedApi("x = ", lambda written: "1\n" + "y = 2\n" * 20)
+    assert run(api, None) == "1\n"
+    assert api.closed_early == 1 and api.streamed == 1
+
+
+def test_names_sharing_a_first_token_are_left_to_the_models_constrained_choice():
+    items = [CompletionCandidate("get_total", "method"), CompletionCandidate("get_items", "method")]
+    analysis = ScriptedAnalysis(completions={"inventory.": items})
+
+    def writes(written: str) -> str:
+        return "get_items()\n" if written.endswith(".") else ("()\n" if written else ".get_x()\n")
+
+    api = ScriptedApi(BEFORE, writes, lambda written: {"get": -0.1, "total": -5.0})
+    assert run(api, walk(analysis=analysis)) == ".get_items()\n"
+    assert [set(p) for p in api.picked] == [{"get_total", "get_items"}]
+
+
+def test_no_steering_past_the_question_budget():
+    api = ScriptedApi(BEFORE, misspelling, lambda written: {"st": -0.4})
+    dot = walk(max_queries_total=0)
+    assert run(api, dot) == ".stok_level(sku)\n"
+    assert api.client.requests == 1  # one segment, no stop at the dot
+
+
+def test_first_tokens_take_the_longest_listed_token_a_name_starts_with():
+    top = {"st": -1.0, "stock": -2.0, "re": -0.5, "join(": -3.0}
+    firsts = first_tokens(["stock_level", "reorder", "join", "other"], top, -20.0)
+    assert firsts == {
+        "stock_level": ("stock", -2.0),
+        "reorder": ("re", -0.5),
+        "join": ("join(", -3.0),  # the whole name, then its end
+        "other": ("", -20.0),
+    }
+    assert first_tokens(["reorder"], {"order": -0.1}, -20.0, typed="re") == {
+        "reorder": ("order", -0.1)
+    }
+
+
+def test_the_ranker_prefers_the_member_of_the_expected_type():
+    items = [
+        CompletionCandidate("name", "property", returns="str"),
+        CompletionCandidate("model_dump", "method", returns="dict[str, Any]"),
+    ]
+    intent = intent_at("def as_dict(user: User) -> dict:\n    return user.")
+    chosen = choose(
+        items,
+        {"name": -0.8, "model": -1.5},
+        intent,
+        weights=RankWeights(),
+        static=True,
+        escape_margin=5.0,
+    )
+    assert chosen.name == "model_dump"
+    assert chosen.ranked[0].expected > 0
+
+
+def test_an_unknown_receiver_lets_the_model_keep_a_much_likelier_name():
+    items = [CompletionCandidate("__class__"), CompletionCandidate("dynamic", "attribute")]
+    chosen = choose(
+        items,
+        {"lookup": -0.1},
+        intent_at("x = obj."),
+        weights=RankWeights(),
+        static=False,
+        escape_margin=5.0,
+    )
+    assert chosen.name is None and "not listed" in chosen.reason
