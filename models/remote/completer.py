@@ -197,12 +197,18 @@ class RemoteCompleter:
         prompt, shape = self._prompt(request, options)
         walk = None
         steer = options.steering
-        if analysis is not None and steer.enabled and steer.walk and api.capabilities.top_logprobs:
+        able = api.capabilities.ranks or bool(api.capabilities.constraint)
+        if analysis is not None and steer.enabled and steer.walk and able:
             before, after = (
                 request.document.split() if request.document else (request.prefix, request.suffix)
             )
             walk = DotWalk(
-                analysis, steer, window=steering_window(request.prefix), before=before, after=after
+                analysis,
+                steer,
+                window=steering_window(request.prefix),
+                before=before,
+                after=after,
+                rank=api.capabilities.ranks,
             )
         typed = request.typed
         segments = Segments(

@@ -122,6 +122,17 @@ def choose(
     return Chosen(ranked[0].name, ranked, picked)
 
 
+def plausible(items: list[CompletionCandidate], typed: str) -> list[CompletionCandidate]:
+    """The items the ranker would not penalise: no deprecated ones, and no private or
+    dunder ones unless ``typed`` starts with ``_``; all of them when that leaves none."""
+    kept = [
+        c
+        for c in items
+        if not c.deprecated and (typed.startswith("_") or not c.name.startswith("_"))
+    ]
+    return kept or items
+
+
 def traced(offset: int, chosen: Chosen, intent: Intent, candidates: int) -> dict[str, Any]:
     """The ranking for ``steerlsp/explain``, shaped as the in-process walk's."""
     return {

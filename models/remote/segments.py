@@ -27,7 +27,7 @@ from typing import Any
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.api import TOP_K, Api
 from steerlsp.models.remote.client import Deadline
-from steerlsp.models.remote.members import Chosen, choose, first_tokens, traced
+from steerlsp.models.remote.members import Chosen, choose, first_tokens, plausible, traced
 from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
 from steerlsp.models.steering.monitor import MonitorState, Trigger
 from steerlsp.models.steering.ranking.intent import intent_at
@@ -187,8 +187,11 @@ class DotWalk:
         window: str,
         before: str,
         after: str,
+        rank: bool = True,
     ) -> None:
         self.analysis, self.options = analysis, options
+        # Rank on the server's log-probabilities; else the model chooses under a constraint.
+        self.rank = rank
         self.before, self.after = before, after
         self.weights: RankWeights = options.rank_weights()
         self.floor = self.weights.missing_logprob
@@ -249,6 +252,11 @@ class DotWalk:
         if all(dunder(c.name) for c in items):
             self.trace["notes"].append("only dunders listed: the receiver's type is unknown")
             return None
+        static = self.options.mode == "mask" or (
+            self.options.mode == "auto" and static_members(found)
+        )
+        if not self.rank:
+            return self._constrained(written, items, typed, static, pick)
         top = top_of()
         intent = intent_at(self.before + written)
         items = self._documented(text, offset, items, top, typed, bool(intent.expected))
@@ -259,8 +267,7 @@ class DotWalk:
             top,
             intent,
             weights=self.weights,
-            static=self.options.mode == "mask"
-            or (self.options.mode == "auto" and static_members(found)),
+            static=static,
             escape_margin=self.options.escape_margin,
             pick=_rests(pick, typed) if pick is not None else None,
             usage=self._document_usage() if self.weights.usage else None,
@@ -274,6 +281,37 @@ class DotWalk:
         if not self.options.rank or chosen.name is None:
             return None  # ``steering.rank`` off: the model's own name, as it writes it
         return chosen.name[len(typed) :] or None
+
+    def _constrained(
+        self,
+        written: str,
+        items: list[CompletionCandidate],
+        typed: str,
+        static: bool,
+        pick: Callable[[list[str]], str | None] | None,
+    ) -> str | None:
+        """The model's own choice among the names the ranker would not penalise, under
+        the server's constraint; none where the members are not statically known (the
+        model may mean a name the list lacks)."""
+        if pick is None or not static:
+            return None
+        names = [c.name for c in plausible(items, typed)]
+        started = time.perf_counter()
+        chosen = _rests(pick, typed)(names)
+        self.waited += time.perf_counter() - started
+        self.trace["rankings"].append(
+            {
+                "offset": len(written),
+                "candidates": len(items),
+                "by": "the model, constrained to the listed names",
+                "among": len(names),
+                "chosen": chosen,
+                "score_ms": round((time.perf_counter() - started) * 1000, 1),
+            }
+        )
+        if chosen is None:
+            return None
+        return chosen[len(typed) :] or None
 
     def _documented(
         self,

@@ -29,9 +29,10 @@ def free_port() -> int:
 class LlamaServer:
     """One ``llama_cpp.server`` process (``start``, ``kill``, ``start`` again)."""
 
-    def __init__(self, port: int | None = None, api_key: str = "") -> None:
+    def __init__(self, port: int | None = None, api_key: str = "", verbose: bool = False) -> None:
         self.port = port or free_port()
         self.api_key = api_key
+        self.verbose = verbose  # its log then says how much of each prompt its cache held
         self.process: subprocess.Popen[bytes] | None = None
         self.log = Path(tempfile.mkdtemp(prefix="llama-server-")) / "server.log"
 
@@ -59,7 +60,7 @@ class LlamaServer:
             "--n_threads_batch",
             "2",
             "--verbose",
-            "False",
+            str(self.verbose),
         ]
         if self.api_key:
             command += ["--api_key", self.api_key]

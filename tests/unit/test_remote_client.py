@@ -60,6 +60,7 @@ class Stub:
                 self.end_headers()
                 try:
                     if len(chunks) <= 1:
+                        time.sleep(pause)  # a slow answer
                         self.wfile.write(chunks[0] if chunks else b"")
                         return
                     for chunk in chunks:
@@ -220,13 +221,35 @@ def test_connect_probes_what_the_server_supports(stub):
             ok(top),  # logprobs: k
             (400, {}, [b'{"error": {"message": "grammar not supported"}}'], 0),
             ok(completion(" zebra")),  # guided_choice followed
+            *[ok(completion(" x"))] * 3,  # a prompt cached, timed plain, timed with logprobs
         ]
     )
     api = connect(client_for(server), "", Deadline.within(5))
     assert api.model == "gemma"
-    assert api.capabilities == Capabilities(top_logprobs=True, constraint="guided_choice")
+    assert api.capabilities == Capabilities(True, "guided_choice", logprobs_cached=True)
+    assert api.capabilities.ranks
     assert server.seen[2][2]["grammar"] == 'root ::= " zebra"'
     assert server.seen[3][2]["guided_choice"] == [" zebra"]
+    assert server.seen[6][2]["logprobs"] == 5 and "logprobs" not in server.seen[5][2]
+
+
+def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(stub):
+    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
+    slow = (200, {"Content-Type": "application/json"}, [json.dumps(top).encode()], 0.5)
+    server = stub(
+        [
+            ok({"data": [{"id": "gemma"}]}),
+            ok(top),
+            ok(completion(" zebra")),  # grammar followed
+            ok(completion(" x")),
+            ok(completion(" x")),
+            slow,  # llama-cpp-python evaluates the whole prompt again for logprobs
+        ]
+    )
+    capabilities = connect(client_for(server), "", Deadline.within(5)).capabilities
+    assert capabilities == Capabilities(True, "grammar", logprobs_cached=False)
+    assert not capabilities.ranks
+    assert capabilities.stages()["members"].startswith("the model's choice among")
 
 
 def test_grammar_strings_are_escaped():

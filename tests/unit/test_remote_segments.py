@@ -7,6 +7,7 @@ real engine is in ``tests/model/test_remote.py``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -93,16 +94,18 @@ class ScriptedApi:
         self.client.requests += 1
         written = self._written(prompt)
         text = self.writes(written)
-        if choices:
+        if choices:  # the choice that agrees longest with what the model would write
             self.picked.append(choices)
-            chosen = next((c for c in choices if text.startswith(c)), choices[0])
+            chosen = max(choices, key=lambda c: (len(os.path.commonprefix([c, text])), -len(c)))
             return Choice(chosen, "stop")
         first = "." if text.startswith(".") else text[:1]
         top = (self.tops(written),) if logprobs else ()
         return Choice(first, "length", (first,) if first else (), (), top)
 
 
-def walk(before: str = BEFORE, after: str = "\n", analysis=None, **options: Any) -> DotWalk:
+def walk(
+    before: str = BEFORE, after: str = "\n", analysis=None, rank: bool = True, **options: Any
+) -> DotWalk:
     analysis = analysis or ScriptedAnalysis(completions={"inventory.": MEMBERS})
     return DotWalk(
         analysis,
@@ -110,6 +113,7 @@ def walk(before: str = BEFORE, after: str = "\n", analysis=None, **options: Any)
         window=before,
         before=before,
         after=after,
+        rank=rank,
     )
 
 
@@ -207,6 +211,26 @@ def test_names_sharing_a_first_token_are_left_to_the_models_constrained_choice()
     api = ScriptedApi(BEFORE, writes, lambda written: {"get": -0.1, "total": -5.0})
     assert run(api, walk(analysis=analysis)) == ".get_items()\n"
     assert [set(p) for p in api.picked] == [{"get_total", "get_items"}]
+
+
+def test_where_log_probabilities_are_dear_the_model_chooses_among_the_listed_names():
+    members = [*MEMBERS, CompletionCandidate("_stock_cache", "attribute")]
+    analysis = ScriptedAnalysis(completions={"inventory.": members})
+    api = ScriptedApi(BEFORE, misspelling)
+    dot = walk(analysis=analysis, rank=False)
+    assert run(api, dot) == ".stock_level(sku)\n"
+    assert [set(p) for p in api.picked] == [{"reorder_point", "stock_level"}]  # not private
+    ranking = dot.trace["rankings"][0]
+    assert ranking["chosen"] == "stock_level" and ranking["among"] == 2
+    assert [q["kind"] for q in dot.trace["queries"]] == ["completions"]  # no documentation
+
+
+def test_a_receiver_not_statically_known_is_left_to_the_model_when_constrained():
+    members = [CompletionCandidate("__getattr__", "method"), *MEMBERS]
+    analysis = ScriptedAnalysis(completions={"inventory.": members})
+    api = ScriptedApi(BEFORE, misspelling)
+    assert run(api, walk(analysis=analysis, rank=False)) == ".stok_level(sku)\n"
+    assert api.picked == []
 
 
 def test_no_steering_past_the_question_budget():
