@@ -7,7 +7,6 @@ real engine is in ``tests/model/test_remote.py``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -96,11 +95,18 @@ class ScriptedApi:
         text = self.writes(written)
         if choices:  # the choice that agrees longest with what the model would write
             self.picked.append(choices)
-            chosen = max(choices, key=lambda c: (len(os.path.commonprefix([c, text])), -len(c)))
+            chosen = max(choices, key=lambda c: (_agreeing(c, text), -len(c)))
             return Choice(chosen, "stop")
         first = "." if text.startswith(".") else text[:1]
         top = (self.tops(written),) if logprobs else ()
         return Choice(first, "length", (first,) if first else (), (), top)
+
+
+def _agreeing(a: str, b: str) -> int:
+    """How many characters two texts agree on from the start."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
 
 
 def walk(
