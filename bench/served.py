@@ -269,7 +269,13 @@ def report(result: dict[str, Any]) -> str:
     lines = [
         "# steerlsp on a shared inference server",
         "",
-        f"llama-cpp-python {meta['llama_cpp']} `llama_cpp.server` serving the embedded GGUF on "
+        (
+            f"llama.cpp's `llama-server` (as vendored by llama-cpp-python {meta['llama_cpp']}, "
+            f"{meta['slots']} slots)"
+            if meta.get("engine") == "llama-server"
+            else f"llama-cpp-python {meta['llama_cpp']} `llama_cpp.server`"
+        )
+        + " serving the embedded GGUF on "
         f"127.0.0.1 (2 threads), on the same 2 cores as the editors' steerlsp processes. "
         f"{meta['positions']} held-out third-party positions, automatic inline completions "
         f"of {meta['tokens']} tokens. Took {meta['seconds'] / 60:.0f} min.",
@@ -371,6 +377,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--editors", default=",".join(map(str, EDITORS)))
     parser.add_argument("--rounds", type=int, default=4, help="typing rounds per editor")
     parser.add_argument("--skip-agreement", action="store_true")
+    parser.add_argument(
+        "--llama-server",
+        default="",
+        help="llama.cpp's llama-server binary to serve with (one slot per editor) instead "
+        "of llama-cpp-python's llama_cpp.server",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     import llama_cpp
@@ -379,7 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     # The agreement part gives each remote configuration a server of its own, so that
     # neither finds the other's prompt in its cache; the load part shares one.
-    server, other = LlamaServer(verbose=True).start(), LlamaServer().start()
+    binary = args.llama_server
+    slots = max(int(n) for n in args.editors.split(",")) if binary else 1
+    server = LlamaServer(verbose=True, binary=binary, slots=slots).start()
+    other = LlamaServer(binary=binary).start()
     try:
         latency.CONFIGS.update(remote_configs(other.url, server.url))
         with tempfile.TemporaryDirectory(prefix="served-") as logs:
@@ -406,16 +421,19 @@ def main(argv: list[str] | None = None) -> int:
             "tokens": args.tokens,
             "rounds": args.rounds,
             "llama_cpp": llama_cpp.__version__,
+            "engine": "llama-server" if binary else "llama_cpp.server",
+            "slots": slots,
             "seconds": round(time.perf_counter() - started, 1),
         },
         "agreement": agreed,
         "load": loaded,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "served.json").write_text(json.dumps(result, indent=1))
+    stem = "served_llama_server" if binary else "served"
+    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=1))
     markdown = report(result)
-    (args.out / "served.md").write_text(markdown)
-    plot(result, args.out / "served.png")
+    (args.out / f"{stem}.md").write_text(markdown)
+    plot(result, args.out / f"{stem}.png")
     print(markdown)
     return 0
 

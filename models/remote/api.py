@@ -20,6 +20,7 @@ prefill several times slower on 2 cores).
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -107,11 +108,11 @@ class Api:
         stop: tuple[str, ...] = (),
         sampling: dict[str, Any] | None = None,
         choices: tuple[str, ...] = (),
-        grammar: str = "",
+        then_end: bool = False,
     ) -> Choice:
         """One completion, whole. ``choices``: the text must be one of them (the server's
-        constraint; only where :attr:`Capabilities.constraint` is set); ``grammar``: a
-        GBNF grammar it must follow (llama.cpp's constraint only)."""
+        constraint; only where :attr:`Capabilities.constraint` is set), followed by a
+        character that ends an identifier with ``then_end``."""
         body: dict[str, Any] = {
             "model": self.model,
             "prompt": prompt,
@@ -123,9 +124,7 @@ class Api:
         if stop:
             body["stop"] = list(stop)
         if choices:
-            body.update(constrained(self.capabilities.constraint, choices))
-        if grammar:
-            body["grammar"] = grammar
+            body.update(constrained(self.capabilities.constraint, choices, then_end=then_end))
         answer = self.client.post("/completions", body, deadline)
         return choice_of(answer)
 
@@ -219,25 +218,50 @@ def _logprobs_cached(api: Api, deadline: Deadline) -> bool:
     return with_logprobs < 3 * plain + 0.1
 
 
-def constrained(kind: str, choices: tuple[str, ...]) -> dict[str, Any]:
-    """The request fields that make the completion one of ``choices``."""
+def constrained(kind: str, choices: tuple[str, ...], *, then_end: bool = False) -> dict[str, Any]:
+    """The request fields that make the completion one of ``choices``; with ``then_end``,
+    one of them followed by a character that cannot continue an identifier, so that a
+    name that begins another (``cache``, ``cached_property``) can be chosen where the
+    model would end it."""
     if kind == "grammar":
-        return {"grammar": "root ::= " + " | ".join(_gbnf_string(c) for c in choices)}
+        names = " | ".join(_gbnf_string(c) for c in choices)
+        return {"grammar": f"root ::= ({names}) [^a-zA-Z0-9_]" if then_end else f"root ::= {names}"}
     if kind == "guided_choice":
+        if then_end:
+            names = "|".join(re.escape(c) for c in choices)
+            return {"guided_regex": f"({names})[^A-Za-z0-9_]"}
         return {"guided_choice": list(choices)}
     return {}
 
 
 def choice_of(answer: Any) -> Choice:
+    """The first choice of a completions answer. Its ``logprobs`` come in the legacy
+    completions shape (``tokens``, ``token_logprobs``, ``top_logprobs`` as one mapping a
+    step: llama-cpp-python, vLLM) or in the chat shape (``content``, a list of steps each
+    with its ``top_logprobs`` list: llama.cpp's ``llama-server``)."""
     first = _first_choice(answer)
     logprobs = first.get("logprobs") or {}
-    tokens = tuple(str(t) for t in logprobs.get("tokens") or ())
-    values = tuple(_number(v) for v in logprobs.get("token_logprobs") or ())
-    top = tuple(
-        {str(k): _number(v) for k, v in (entry or {}).items()}
-        for entry in logprobs.get("top_logprobs") or ()
-    )
-    offsets = tuple(int(o) for o in logprobs.get("text_offset") or ())
+    if isinstance(logprobs.get("content"), list):
+        steps = [s for s in logprobs["content"] if isinstance(s, dict)]
+        tokens = tuple(str(s.get("token", "")) for s in steps)
+        values = tuple(_number(s.get("logprob")) for s in steps)
+        top = tuple(
+            {
+                str(t.get("token", "")): _number(t.get("logprob"))
+                for t in s.get("top_logprobs") or ()
+                if isinstance(t, dict)
+            }
+            for s in steps
+        )
+        offsets: tuple[int, ...] = ()
+    else:
+        tokens = tuple(str(t) for t in logprobs.get("tokens") or ())
+        values = tuple(_number(v) for v in logprobs.get("token_logprobs") or ())
+        top = tuple(
+            {str(k): _number(v) for k, v in (entry or {}).items()}
+            for entry in logprobs.get("top_logprobs") or ()
+        )
+        offsets = tuple(int(o) for o in logprobs.get("text_offset") or ())
     return Choice(
         str(first.get("text") or ""),
         str(first.get("finish_reason") or ""),

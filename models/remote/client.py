@@ -37,7 +37,13 @@ class RemoteError(Exception):
 
 
 class RemoteUnavailable(RemoteError):
-    """No server answers at the endpoint (refused, reset, timed out): it may come back."""
+    """The server did not serve the request: ``gone`` when nothing answers at the
+    endpoint (refused, reset, not resolved), which may change; else it was too slow or
+    stayed overloaded."""
+
+    def __init__(self, message: str, *, gone: bool = False) -> None:
+        super().__init__(message)
+        self.gone = gone
 
 
 class RemoteRejected(RemoteError):
@@ -296,12 +302,14 @@ def _failure(exc: BaseException, watch: _Watch, endpoint: Endpoint) -> BaseExcep
     if watch.reason == "deadline" or isinstance(exc, TimeoutError | socket.timeout):
         return RemoteUnavailable(f"{endpoint.shown} did not answer within {endpoint.timeout:g} s")
     if isinstance(exc, ConnectionRefusedError):
-        return RemoteUnavailable(f"nothing listens at {endpoint.shown} (connection refused)")
+        return RemoteUnavailable(
+            f"nothing listens at {endpoint.shown} (connection refused)", gone=True
+        )
     if isinstance(exc, socket.gaierror):
-        return RemoteUnavailable(f"cannot resolve the host of {endpoint.shown}")
+        return RemoteUnavailable(f"cannot resolve the host of {endpoint.shown}", gone=True)
     if isinstance(exc, OSError | http.client.HTTPException):
         return RemoteUnavailable(
-            f"the connection to {endpoint.shown} failed: {type(exc).__name__}: {exc}"
+            f"the connection to {endpoint.shown} failed: {type(exc).__name__}: {exc}", gone=True
         )
     return exc
 

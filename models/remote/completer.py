@@ -9,9 +9,10 @@ sampled requests with fixed seeds, like the in-process ones.
 
 The server's tokenizer is not known here, so the prompt's token budgets are
 counted at :data:`CHARS_PER_TOKEN` characters a token, a little generous for code.
-When the server cannot be reached and ``model.fallback`` is on, the completion is
+When nothing answers at the endpoint and ``model.fallback`` is on, the completion is
 made in-process instead (the local model is loaded on first need), and the server
-is tried again on the next request.
+is tried again on the next request. A server that answers too slowly, or stays
+overloaded past ``model.timeoutMs``, is reported, not replaced.
 """
 
 from __future__ import annotations
@@ -161,14 +162,18 @@ class RemoteCompleter:
         """Run on the worker thread. Raises JobCancelled, or RemoteError saying why the
         server could not serve it (after the fallback, when there is one, also failed)."""
         try:
-            return self._remote(request, options, token, analysis)
+            completion = self._remote(request, options, token, analysis)
+            self.error = ""
+            return completion
         except RemoteCancelled as exc:
             raise JobCancelled() from exc
         except RemoteUnavailable as exc:
             self.error = str(exc)
-            self.api = None  # a server that comes back is probed again
-            if self._fallback is None:
+            if not exc.gone or self._fallback is None:
+                if exc.gone:
+                    self.api = None  # a server that comes back is probed again
                 raise
+            self.api = None
             log.warning("%s; completing in-process (model.fallback)", exc)
             self.fallbacks += 1
             return self._local_completer().complete(request, options, token, analysis)

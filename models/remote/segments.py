@@ -161,10 +161,12 @@ class Segments:
             got = self.api.complete(
                 self.prompt + written,
                 self.deadline,
-                max_tokens=longest + 1,
+                max_tokens=longest + 2,
                 choices=tuple(rests),
+                then_end=True,
             )
-            return got.text if got.text in rests else None
+            name = got.text[:-1] if got.text and not _continues(got.text[-1]) else got.text
+            return name if name in rests else None
 
         return pick
 
@@ -372,6 +374,10 @@ class DotWalk:
         if self._usage is None:
             self._usage = DocumentUsage(self.before, self.after)
         return self._usage
+
+
+def _continues(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _rests(

@@ -1,6 +1,7 @@
 """A real inference server for the remote backend's tests: llama-cpp-python's
 ``llama_cpp.server`` serving the embedded GGUF on 127.0.0.1, started, killed and
-restarted on the same port as a team's server would be."""
+restarted on the same port as a team's server would be; or, for the benchmarks,
+llama.cpp's own ``llama-server`` (``binary``), with several slots."""
 
 from __future__ import annotations
 
@@ -29,10 +30,19 @@ def free_port() -> int:
 class LlamaServer:
     """One ``llama_cpp.server`` process (``start``, ``kill``, ``start`` again)."""
 
-    def __init__(self, port: int | None = None, api_key: str = "", verbose: bool = False) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        api_key: str = "",
+        verbose: bool = False,
+        binary: str = "",
+        slots: int = 1,
+    ) -> None:
         self.port = port or free_port()
         self.api_key = api_key
         self.verbose = verbose  # its log then says how much of each prompt its cache held
+        self.binary = binary  # llama.cpp's llama-server; "": llama-cpp-python's server
+        self.slots = slots  # llama-server's parallel sequences, each with its own cache
         self.process: subprocess.Popen[bytes] | None = None
         self.log = Path(tempfile.mkdtemp(prefix="llama-server-")) / "server.log"
 
@@ -40,7 +50,26 @@ class LlamaServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, timeout: float = 120) -> LlamaServer:
+    def command(self) -> list[str]:
+        if self.binary:
+            command = [
+                self.binary,
+                "--model",
+                str(embedded_gguf()),
+                "--alias",
+                MODEL,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--ctx-size",
+                str(4096 * self.slots),
+                "--parallel",
+                str(self.slots),
+                "--threads",
+                "2",
+            ]
+            return command + (["--api-key", self.api_key] if self.api_key else [])
         command = [
             sys.executable,
             "-m",
@@ -62,11 +91,12 @@ class LlamaServer:
             "--verbose",
             str(self.verbose),
         ]
-        if self.api_key:
-            command += ["--api_key", self.api_key]
+        return command + (["--api_key", self.api_key] if self.api_key else [])
+
+    def start(self, timeout: float = 120) -> LlamaServer:
         with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
-                command,
+                self.command(),
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,

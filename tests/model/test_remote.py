@@ -228,3 +228,17 @@ async def failed(client, timeout: float = 60) -> dict:
             await asyncio.sleep(0.2)
 
     return await asyncio.wait_for(poll(), timeout)
+
+
+async def test_with_fallback_the_in_process_model_serves_while_the_server_is_gone(
+    start_raw, tmp_path
+):
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    client = await start(start_raw, tmp_path, options=remote(url, fallback=True))
+    await connected(client)
+    uri = opened(client, tmp_path, LOOP)
+    text = await complete(client, uri, LOOP)  # loads the embedded model on first need
+    ast.parse(LOOP + text + "\n")
+    assert "price" in text
+    status = (await client.request("steerlsp/status"))["result"]["model"]["remote"]
+    assert status["fallbacks"] == 1 and status["state"] == "unreachable"

@@ -88,7 +88,7 @@ class ScriptedApi:
         stop=(),
         sampling=None,
         choices: tuple[str, ...] = (),
-        grammar: str = "",
+        then_end: bool = False,
     ) -> Choice:
         self.client.requests += 1
         written = self._written(prompt)
@@ -96,7 +96,7 @@ class ScriptedApi:
         if choices:  # the choice that agrees longest with what the model would write
             self.picked.append(choices)
             chosen = max(choices, key=lambda c: (_agreeing(c, text), -len(c)))
-            return Choice(chosen, "stop")
+            return Choice(chosen + ("(" if then_end else ""), "stop")
         first = "." if text.startswith(".") else text[:1]
         top = (self.tops(written),) if logprobs else ()
         return Choice(first, "length", (first,) if first else (), (), top)
