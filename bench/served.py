@@ -55,7 +55,11 @@ EDITORS = (1, 2, 4, 8)
 KEYSTROKE = 0.15  # seconds between the two keystrokes of a round
 READING = 1.0  # seconds an editor reads after an answer
 ANSWER_TIMEOUT = 120.0  # a request unanswered this long is lost (none should be)
+# How much of each prompt the server's cache held, as its log says: llama-cpp-python's
+# "N prefix-match hit, remaining M prompt tokens"; llama-server's "n_prompt_tokens = T"
+# of a new task, then "kv cache rm [N, end)".
 _HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
+_TASK = re.compile(r"n_prompt_tokens = (\d+)|kv cache rm \[(\d+), end\)")
 
 
 def remote_configs(unsteered: str, steered: str) -> dict[str, dict[str, Any]]:
@@ -250,6 +254,13 @@ def _hits(log: Path, start: int) -> float | None:
     hit = fresh = 0
     for match in _HIT.finditer(text):
         hit, fresh = hit + int(match.group(1)), fresh + int(match.group(2))
+    prompt = 0
+    for match in _TASK.finditer(text):
+        if match.group(1) is not None:
+            prompt = int(match.group(1))
+        elif prompt:
+            kept = min(int(match.group(2)), prompt)
+            hit, fresh, prompt = hit + kept, fresh + prompt - kept, 0
     return round(hit / (hit + fresh), 3) if hit + fresh else None
 
 
