@@ -37,7 +37,8 @@ from steerlsp.models.remote.client import (
     RemoteError,
     RemoteUnavailable,
 )
-from steerlsp.models.remote.segments import DotWalk, Segments
+from steerlsp.models.remote.segments import Segments
+from steerlsp.models.remote.steering import RemoteSteering
 from steerlsp.models.steering.analysis import Analysis
 from steerlsp.models.steering.stages.written import steering_window
 from steerlsp.prompts.builder import build_prompt
@@ -207,7 +208,7 @@ class RemoteCompleter:
             before, after = (
                 request.document.split() if request.document else (request.prefix, request.suffix)
             )
-            walk = DotWalk(
+            walk = RemoteSteering(
                 analysis,
                 steer,
                 window=steering_window(request.prefix),

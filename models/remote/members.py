@@ -65,7 +65,7 @@ def first_tokens(
                 continue
             if name.startswith(token):
                 fits = len(token)
-            elif token.startswith(name) and not _continues(token[len(name)]):
+            elif token.startswith(name) and not continues(token[len(name)]):
                 fits = len(name) + 1
             else:
                 continue
@@ -114,7 +114,7 @@ def choose(
         listed = any(r.startswith(token) or token.startswith(r) for r in rests if token)
         if (
             token
-            and _continues(token[0])
+            and continues(token[0])
             and not listed
             and logprob > first[favourite] + escape_margin
         ):
@@ -174,6 +174,6 @@ def _ranking(
     return rank_candidates(intent, candidates, logprobs, typed=typed, weights=weights, own=own)
 
 
-def _continues(char: str) -> bool:
+def continues(char: str) -> bool:
     """Whether ``char`` can continue an identifier."""
     return char.isalnum() or char == "_"

@@ -18,30 +18,15 @@ piece, and a segment that has reached the end is closed at once.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.api import TOP_K, Api
 from steerlsp.models.remote.client import Deadline
-from steerlsp.models.remote.members import Chosen, choose, first_tokens, plausible, traced
-from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
-from steerlsp.models.steering.monitor import MonitorState, Trigger
-from steerlsp.models.steering.ranking.intent import intent_at
-from steerlsp.models.steering.ranking.relevance import DocumentUsage, RankWeights
-from steerlsp.models.steering.stages.members import (
-    DOCUMENT_FIRST,
-    DOCUMENT_TYPED,
-    MAX_CANDIDATES,
-    dunder,
-    static_members,
-)
-
-# A receiver that is the method's own object (``self.``), as in-process.
-_SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
+from steerlsp.models.remote.members import continues
+from steerlsp.models.remote.steering import RemoteSteering
 
 
 @dataclass
@@ -69,7 +54,7 @@ class Segments:
         ends: Callable[[str], bool],
         deadline: Deadline,
         sampling: dict[str, Any],
-        walk: DotWalk | None = None,
+        walk: RemoteSteering | None = None,
     ) -> None:
         self.api, self.prompt, self.max_tokens, self.ends = api, prompt, max_tokens, ends
         self.deadline, self.sampling, self.walk = deadline, sampling, walk
@@ -165,7 +150,7 @@ class Segments:
                 choices=tuple(rests),
                 then_end=True,
             )
-            name = got.text[:-1] if got.text and not _continues(got.text[-1]) else got.text
+            name = got.text[:-1] if got.text and not continues(got.text[-1]) else got.text
             return name if name in rests else None
 
         return pick
@@ -175,219 +160,3 @@ class Segments:
         out.pieces += 1
         if self.walk is not None:
             self.walk.saw(piece)
-
-
-class DotWalk:
-    """The member walk through the API: the monitor over the written text, the analysis
-    questions at a ``.``, the ranker's choice, and their trace."""
-
-    def __init__(
-        self,
-        analysis: Analysis,
-        options: SteeringOptions,
-        *,
-        window: str,
-        before: str,
-        after: str,
-        rank: bool = True,
-    ) -> None:
-        self.analysis, self.options = analysis, options
-        # Rank on the server's log-probabilities; else the model chooses under a constraint.
-        self.rank = rank
-        self.before, self.after = before, after
-        self.weights: RankWeights = options.rank_weights()
-        self.floor = self.weights.missing_logprob
-        self.monitor = MonitorState()
-        self.monitor.update(window)
-        self.queries = 0
-        self.waited = 0.0
-        self.trace: dict[str, Any] = {
-            "backend": "openai",
-            "rankings": [],
-            "queries": [],
-            "notes": [],
-        }
-        self._usage: DocumentUsage | None = None
-
-    def open(self) -> bool:
-        """Whether steering may still ask (the completion's caps)."""
-        o = self.options
-        return o.walk and self.queries < o.max_queries_total and self.waited < o.budget_total
-
-    def saw(self, piece: str) -> None:
-        self.monitor.update(piece)
-
-    def due(self) -> bool:
-        """Whether the text ends where a member's name is written: after ``obj.``, or in
-        the name after it."""
-        point = self.monitor.point()
-        return point.trigger is Trigger.COMPLETIONS_AFTER_DOT or (
-            point.trigger is Trigger.INSIDE_IDENTIFIER and point.after_dot
-        )
-
-    def at_dot(
-        self,
-        written: str,
-        top_of: Callable[[], dict[str, float]],
-        pick: Callable[[list[str]], str | None] | None,
-    ) -> str | None:
-        """What to write of the member's name after ``written`` (which ends in ``.`` or
-        in the part of the name written, at the cursor), or None for the model's own.
-        ``top_of`` asks the k likeliest next tokens (once there are items to rank);
-        ``pick`` is the model's constrained choice among the rests of names."""
-        if not self.due():
-            return None
-        typed = self.monitor.point().partial
-        text = self.before + written + self.after
-        offset = len(self.before) + len(written) - len(typed)
-        items = self._ask(
-            "completions",
-            offset,
-            lambda limit: self.analysis.completions_at(
-                text, offset, timeout=limit, documented=False
-            ),
-        )
-        found = list(items or [])
-        items = [c for c in found[:MAX_CANDIDATES] if c.name.startswith(typed) and c.name]
-        if not items:
-            return None
-        if all(dunder(c.name) for c in items):
-            self.trace["notes"].append("only dunders listed: the receiver's type is unknown")
-            return None
-        static = self.options.mode == "mask" or (
-            self.options.mode == "auto" and static_members(found)
-        )
-        if not self.rank:
-            return self._constrained(written, items, typed, static, pick)
-        top = top_of()
-        intent = intent_at(self.before + written)
-        items = self._documented(text, offset, items, top, typed, bool(intent.expected))
-        own = intent.function if _SELF_DOT.search(self.before + written) else ""
-        started = time.perf_counter()
-        chosen: Chosen = choose(
-            items,
-            top,
-            intent,
-            weights=self.weights,
-            static=static,
-            escape_margin=self.options.escape_margin,
-            pick=_rests(pick, typed) if pick is not None else None,
-            usage=self._document_usage() if self.weights.usage else None,
-            own=own,
-            typed=typed,
-        )
-        self.waited += time.perf_counter() - started
-        ranking = traced(len(written), chosen, intent, len(items))
-        ranking["score_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        self.trace["rankings"].append(ranking)
-        if not self.options.rank or chosen.name is None:
-            return None  # ``steering.rank`` off: the model's own name, as it writes it
-        return chosen.name[len(typed) :] or None
-
-    def _constrained(
-        self,
-        written: str,
-        items: list[CompletionCandidate],
-        typed: str,
-        static: bool,
-        pick: Callable[[list[str]], str | None] | None,
-    ) -> str | None:
-        """The model's own choice among the names the ranker would not penalise, under
-        the server's constraint; none where the members are not statically known (the
-        model may mean a name the list lacks)."""
-        if pick is None or not static:
-            return None
-        names = [c.name for c in plausible(items, typed)]
-        started = time.perf_counter()
-        chosen = _rests(pick, typed)(names)
-        self.waited += time.perf_counter() - started
-        self.trace["rankings"].append(
-            {
-                "offset": len(written),
-                "candidates": len(items),
-                "by": "the model, constrained to the listed names",
-                "among": len(names),
-                "chosen": chosen,
-                "score_ms": round((time.perf_counter() - started) * 1000, 1),
-            }
-        )
-        if chosen is None:
-            return None
-        return chosen[len(typed) :] or None
-
-    def _documented(
-        self,
-        text: str,
-        offset: int,
-        items: list[CompletionCandidate],
-        top: dict[str, float],
-        typed: str,
-        expected: bool,
-    ) -> list[CompletionCandidate]:
-        """The contenders with their documentation (what they return, their summary):
-        the model's likeliest names, and where a type is expected the first public ones."""
-        first = {
-            n: v
-            for n, (_, v) in first_tokens([c.name for c in items], top, self.floor, typed).items()
-        }
-        wanted = dict.fromkeys(sorted(first, key=lambda n: -first[n])[:DOCUMENT_FIRST])
-        if expected and self.weights.expected_type:
-            wanted.update(dict.fromkeys(c.name for c in items if not c.name.startswith("_")))
-            wanted = dict.fromkeys(list(wanted)[: DOCUMENT_FIRST + DOCUMENT_TYPED])
-        asked = [c for c in items if c.name in wanted and not c.documentation]
-        if not asked:
-            return items
-        answer = self._ask(
-            "documentation",
-            offset,
-            lambda limit: self.analysis.documented(text, offset, asked, timeout=limit),
-        )
-        found = {c.name: c for c in answer or []}
-        return [found.get(c.name, c) for c in items]
-
-    def _ask(self, what: str, offset: int, question: Callable[[float], Any]) -> Any:
-        """One question within its limit and the completion's budget; None past them."""
-        o = self.options
-        limit = min(o.query_timeout, max(o.budget_total - self.waited, 0.0))
-        if limit <= 0 or self.queries >= o.max_queries_total:
-            return None
-        self.queries += 1
-        started = time.perf_counter()
-        try:
-            answer, outcome = question(limit), "answered"
-        except AnalysisError as exc:
-            answer, outcome = None, type(exc).__name__
-        elapsed = time.perf_counter() - started
-        self.waited += elapsed
-        self.trace["queries"].append(
-            {
-                "kind": what,
-                "offset": offset,
-                "ms": round(elapsed * 1000, 1),
-                "outcome": outcome,
-                "results": len(answer) if isinstance(answer, list) else 0,
-            }
-        )
-        return answer
-
-    def _document_usage(self) -> DocumentUsage:
-        if self._usage is None:
-            self._usage = DocumentUsage(self.before, self.after)
-        return self._usage
-
-
-def _continues(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
-def _rests(
-    pick: Callable[[list[str]], str | None], typed: str
-) -> Callable[[list[str]], str | None]:
-    """``pick`` for full names: it chooses among what is left of each after ``typed``."""
-
-    def picked(names: list[str]) -> str | None:
-        rests = {name[len(typed) :]: name for name in names if len(name) > len(typed)}
-        chosen = pick(list(rests)) if rests else None
-        return rests.get(chosen) if chosen is not None else None
-
-    return picked

@@ -15,7 +15,8 @@ from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.api import Capabilities, Choice
 from steerlsp.models.remote.client import Deadline
 from steerlsp.models.remote.members import choose, first_tokens
-from steerlsp.models.remote.segments import DotWalk, Segments
+from steerlsp.models.remote.segments import Segments
+from steerlsp.models.remote.steering import RemoteSteering
 from steerlsp.models.steering.analysis import CompletionCandidate
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import RankWeights
@@ -111,9 +112,9 @@ def _agreeing(a: str, b: str) -> int:
 
 def walk(
     before: str = BEFORE, after: str = "\n", analysis=None, rank: bool = True, **options: Any
-) -> DotWalk:
+) -> RemoteSteering:
     analysis = analysis or ScriptedAnalysis(completions={"inventory.": MEMBERS})
-    return DotWalk(
+    return RemoteSteering(
         analysis,
         SteeringOptions(**options),
         window=before,
@@ -123,7 +124,7 @@ def walk(
     )
 
 
-def run(api: ScriptedApi, dot: DotWalk | None, max_tokens: int = 40) -> str:
+def run(api: ScriptedApi, dot: RemoteSteering | None, max_tokens: int = 40) -> str:
     return (
         Segments(
             api,
