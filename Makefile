@@ -52,7 +52,13 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff format steerlsp server models prompts tests bench
 	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
 
-bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp), KV prefix reuse while typing, scoring candidate names whole (token tree vs batch), proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., steering's latency as users meet it (steered vs unsteered, documents just opened, read, typed in; determinism over two runs), the decode loop while the analysis works (OpenMP wait policies), the fault suite (fuzz, cancel storm, kills), Helix's completion menu (the AI item, the menu's latency vs pylsp)
+# llama.cpp's own server, for bench/served.py (built from the llama.cpp that
+# llama-cpp-python vendors; about 2 min on two cores, once).
+LLAMA_SERVER := bench/.build/llama-server
+$(LLAMA_SERVER):
+	PYTHON=$(PY) bash bench/build_llama_server.sh $@
+
+bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp), KV prefix reuse while typing, scoring candidate names whole (token tree vs batch), proxy latency (vs direct pylsp and an echo server), completions (vs generate()), keystroke latency vs document size, the analysis instance at obj., steering's latency as users meet it (steered vs unsteered, documents just opened, read, typed in; determinism over two runs), the decode loop while the analysis works (OpenMP wait policies), the fault suite (fuzz, cancel storm, kills), Helix's completion menu (the AI item, the menu's latency vs pylsp), a shared inference server (bench-served)
 	$(PY) -m pip install --quiet -e '.[bench]' || echo "llama-cpp-python did not build: decode_bench runs without its llama.cpp column"
 	PYTHONPATH=. $(PY) bench/decode_bench.py --out bench/results
 	PYTHONPATH=. $(PY) bench/prefix_reuse.py --out bench/results
@@ -66,6 +72,11 @@ bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp
 	PYTHONPATH=. $(PY) bench/decode_contention.py --out bench/results
 	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --hostile 600 --out bench/results/fuzz.json
 	$(PY) bench/helix_fallback.py --out bench/results
+	$(MAKE) bench-served
+
+bench-served: $(STAMP) $(LLAMA_SERVER) ## A shared inference server: agreement with the in-process model, steered vs unsteered through the API, 1 to 8 editors on one server (llama-cpp-python's server and llama.cpp's llama-server)
+	PYTHONPATH=. $(PY) bench/served.py --out bench/results
+	PYTHONPATH=. $(PY) bench/served.py --llama-server $(LLAMA_SERVER) --out bench/results
 
 bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, and the edit-similarity track
 	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,hints,no-names,boost,mask,no-deprecation --out bench/results
@@ -81,4 +92,4 @@ demo: $(STAMP) ## Play an editor session against the example project (steerlsp/e
 clean: ## Remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .mypy-tree *.egg-info
 
-.PHONY: help setup test test-unit test-e2e test-model test-editors lint format bench bench-tasks bench-next-id demo clean
+.PHONY: help setup test test-unit test-e2e test-model test-editors lint format bench bench-served bench-tasks bench-next-id demo clean
