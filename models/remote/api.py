@@ -69,10 +69,19 @@ class Capabilities:
         else:
             members = "off: the server gives neither log-probabilities nor constraints"
         off = "in-process only, not yet through the API"
+        keywords = (
+            "audited after each segment against the signature; one the callee does not "
+            "take is written again as "
+            + (
+                f"the model's choice among those it does ({self.constraint})"
+                if self.constraint
+                else "the first it takes"
+            )
+        )
         return {
             "members": members,
+            "keywords": keywords,
             "names": off,
-            "keywords": off,
             "signatures": off,
             "repetition": "the stop rule (a third repeat); the repeated-line stage in-process only",
         }

@@ -282,8 +282,8 @@ class _Guarded:
             data = read()
         except BaseException as exc:
             raise _failure(exc, watch, self._opened.endpoint) from exc
-        if watch.reason == "cancelled":
-            raise RemoteCancelled()
+        if watch.reason:  # the socket was shut: what it read since is no answer
+            raise _failure(ConnectionAbortedError(), watch, self._opened.endpoint)
         return data
 
 

@@ -203,8 +203,7 @@ class RemoteCompleter:
         prompt, shape = self._prompt(request, options)
         walk = None
         steer = options.steering
-        able = api.capabilities.ranks or bool(api.capabilities.constraint)
-        if analysis is not None and steer.enabled and steer.walk and able:
+        if analysis is not None and steer.enabled:
             before, after = (
                 request.document.split() if request.document else (request.prefix, request.suffix)
             )
@@ -215,6 +214,7 @@ class RemoteCompleter:
                 before=before,
                 after=after,
                 rank=api.capabilities.ranks,
+                members=api.capabilities.ranks or bool(api.capabilities.constraint),
             )
         typed = request.typed
         segments = Segments(

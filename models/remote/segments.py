@@ -1,14 +1,15 @@
 """Decoding through the API, segment by segment: the thesis's interrupt strategy.
 
 Each segment is one streamed completion that stops at ``.`` (the monitor's member
-trigger). At the stop, one greedy two-token request tells what the model writes
-there, with the k likeliest tokens at each step: an end of text (the stop was the
-model's end), a ``.`` that begins something else (``...``, ``.5``), or a member
-access. At a member access in code (the monitor decides, as in-process) the
-analysis is asked for the receiver's members, the ranker chooses one
-(``members.py``), and the next segment continues the prompt after it. Every
-segment continues the text before it exactly, so the server's prefix cache
-serves each one's prompt.
+trigger). At the stop, one greedy one-token request tells what the model writes
+there: nothing (the stop was its end), a ``.`` that begins no name (``...``,
+``.5``), or a member access. At a member access in code (the monitor decides, as
+in-process) the analysis lists the receiver's members and ``RemoteSteering``
+chooses one (``steering.py``, ``members.py``); the next segment continues the
+prompt after it. After each segment the keyword arguments it wrote are audited
+against the callee's signature (``keywords.py``), and one the callee does not take
+is written again, the text after it dropped. Every segment continues the text
+before it, so the server's prefix cache serves each one's prompt.
 
 No segment races an answer: the loop waits for each question, within the
 steering budgets, so the same document and position give the same completion
@@ -62,11 +63,18 @@ class Segments:
     def run(self) -> Segmented:
         started, sent = time.perf_counter(), self.api.client.requests
         out = Segmented("", "max_tokens")
-        if self.walk is not None and self.walk.open() and self.walk.due():
+        if self.walk is not None and self.walk.members and self.walk.open() and self.walk.due():
             self._steer(out)  # the cursor is after ``obj.`` (or in its name): the name first
         while out.pieces < self.max_tokens:
-            steering = self.walk is not None and self.walk.open()
+            steering = self.walk is not None and self.walk.members and self.walk.open()
+            if self.walk is not None:
+                self.walk.mark(out.text)
             finish = self._segment(out, (".",) if steering else ())
+            if self.walk is not None:
+                rewritten = self.walk.audit(out.text, self._picker)
+                if rewritten is not None:  # a keyword written again: go on after its ``=``
+                    out.text = rewritten
+                    continue
             if finish in ("stop_rule", "length"):
                 out.stop = "stop" if finish == "stop_rule" else "max_tokens"
                 break

@@ -2,7 +2,8 @@
 
 ``RemoteSteering`` holds the monitor over the text written so far, the analysis
 questions (within the completion's caps and budgets) and the explain trace. At a
-member access it chooses the name (``members.py``).
+member access it chooses the name (``members.py``); after each segment it audits
+the keyword arguments written (``keywords.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from steerlsp.models.options import SteeringOptions
+from steerlsp.models.remote.keywords import Keyword, keywords_written
 from steerlsp.models.remote.members import (
     Chosen,
     choose,
@@ -24,6 +26,7 @@ from steerlsp.models.steering.analysis import Analysis, AnalysisError, Completio
 from steerlsp.models.steering.monitor import MonitorState, Trigger
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import DocumentUsage, RankWeights
+from steerlsp.models.steering.stages.keywords import given_arguments, shape_of
 from steerlsp.models.steering.stages.members import (
     DOCUMENT_FIRST,
     DOCUMENT_TYPED,
@@ -32,6 +35,9 @@ from steerlsp.models.steering.stages.members import (
     static_members,
 )
 
+# The model's constrained choice among names written after a text, where the server
+# constrains: ``picker(text)(names)``.
+Picker = Callable[[str], Callable[[list[str]], str | None] | None]
 # A receiver that is the method's own object (``self.``), as in-process.
 _SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
 
@@ -49,32 +55,105 @@ class RemoteSteering:
         before: str,
         after: str,
         rank: bool = True,
+        members: bool = True,
     ) -> None:
         self.analysis, self.options = analysis, options
         # Rank on the server's log-probabilities; else the model chooses under a constraint.
         self.rank = rank
+        self.members = members and options.walk  # the walk at ``.`` (else the audit only)
         self.before, self.after = before, after
         self.weights: RankWeights = options.rank_weights()
         self.floor = self.weights.missing_logprob
+        self.window = window
         self.monitor = MonitorState()
         self.monitor.update(window)
         self.queries = 0
         self.waited = 0.0
+        self.rewinds = 0  # keywords written again
         self.trace: dict[str, Any] = {
             "backend": "openai",
             "rankings": [],
             "queries": [],
+            "rewinds": [],
             "notes": [],
         }
         self._usage: DocumentUsage | None = None
+        self._mark: tuple[MonitorState, int] = (self.monitor.fork(), 0)  # see ``mark``
 
     def open(self) -> bool:
         """Whether steering may still ask (the completion's caps)."""
         o = self.options
-        return o.walk and self.queries < o.max_queries_total and self.waited < o.budget_total
+        return self.queries < o.max_queries_total and self.waited < o.budget_total
 
     def saw(self, piece: str) -> None:
         self.monitor.update(piece)
+
+    def mark(self, written: str) -> None:
+        """A segment starts after ``written``: what ``audit`` reads from."""
+        self._mark = (self.monitor.fork(), len(written))
+
+    def audit(self, written: str, picker: Picker) -> str | None:
+        """``written`` with the first keyword argument of the last segment that the callee
+        does not take written again (``keywords.py``), cut after its ``=``; None when
+        every keyword stands (or the caps are reached)."""
+        if not self.options.keywords or self.rewinds >= self.options.max_rewinds:
+            return None
+        mark, start = self._mark
+        fed = self.window + written[:start]
+        for keyword in keywords_written(mark, fed, written[start:]):
+            if not self.open():
+                return None
+            cut = keyword.start - len(self.window)
+            if cut < 0:
+                continue  # the name was typed before the cursor: the user's, not ours
+            rewritten = self._keyword(written, keyword, cut, picker(written[:cut]))
+            if rewritten is not None:
+                self.rewinds += 1
+                self.monitor = mark.fork()
+                self.monitor.update(rewritten[start:])
+                return rewritten
+        return None
+
+    def _keyword(
+        self,
+        written: str,
+        keyword: Keyword,
+        cut: int,
+        pick: Callable[[list[str]], str | None] | None,
+    ) -> str | None:
+        """``written`` up to ``keyword``, then one the callee takes and its ``=``; None
+        when the callee takes it (or its parameters cannot be read)."""
+        end = keyword.end - len(self.window)
+        text = self.before + written[:end] + self.after
+        offset = len(self.before) + end
+        signature = self._ask(
+            "signature",
+            offset,
+            lambda limit: self.analysis.signature_at(text, offset, timeout=limit),
+        )
+        shape = shape_of(signature, keyword.call.callee) if signature is not None else None
+        if shape is None:
+            return None
+        opened = keyword.call.open_bracket + 1
+        given, positional = given_arguments(
+            (self.window + written)[opened : keyword.call.argument_start]
+        )
+        if shape.accepts(keyword.name) and keyword.name not in given:
+            return None
+        offered = shape.wanted(given, positional)
+        if not offered:
+            return None
+        chosen = _pick_among(offered, pick)
+        self.trace["rewinds"].append(
+            {
+                "kind": "keyword",
+                "callee": keyword.call.callee,
+                "wrote": keyword.name,
+                "offered": offered[:10],
+                "now": chosen,
+            }
+        )
+        return written[:cut] + chosen + "="
 
     def due(self) -> bool:
         """Whether the text ends where a member's name is written: after ``obj.``, or in
@@ -246,3 +325,10 @@ def _rests(
         return rests.get(chosen) if chosen is not None else None
 
     return picked
+
+
+def _pick_among(offered: list[str], pick: Callable[[list[str]], str | None] | None) -> str:
+    """The model's choice among ``offered`` where the server constrains, else the first
+    (a required parameter, or the signature's order)."""
+    chosen = pick(offered) if pick is not None and len(offered) > 1 else None
+    return chosen if chosen in offered else offered[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 import time
 
 import pytest
@@ -124,6 +125,28 @@ async def test_steered_walk_at_a_dot_takes_a_member_pylsp_lists(start_raw, tmp_p
     assert ranking["among"] >= len(MEMBERS)  # the class's public members (and object's)
     assert trace["queries"][0]["kind"] == "completions"
     assert trace["queries"][0]["outcome"] == "answered"
+
+
+CONNECT = (
+    "def connect(host: str, port: int = 5432, timeout: float = 10.0) -> None:\n"
+    '    """Open a connection to the database at ``host``."""\n\n\n'
+    'connect("db.local", '
+)
+
+
+async def test_a_keyword_written_through_the_api_is_one_the_callee_takes(
+    start_raw, tmp_path, server
+):
+    client = await start(start_raw, tmp_path, options=remote(server.url))
+    await connected(client)
+    await warm_analysis(client)
+    uri = opened(client, tmp_path, CONNECT)
+    text = await complete(client, uri, CONNECT)
+    written = re.findall(r"\b([A-Za-z_]\w*)\s*=(?!=)", text)
+    assert set(written) <= {"port", "timeout"}, text
+    trace = (await explain(client, uri))["trace"]
+    asked = [q["kind"] for q in trace["queries"]]
+    assert ("signature" in asked) == bool(written)  # each keyword checked against pylsp
 
 
 async def test_cancel_closes_the_stream_and_the_next_request_is_served(start_raw, tmp_path, server):

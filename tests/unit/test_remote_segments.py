@@ -14,10 +14,12 @@ from typing import Any
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.api import Capabilities, Choice
 from steerlsp.models.remote.client import Deadline
+from steerlsp.models.remote.keywords import keywords_written
 from steerlsp.models.remote.members import choose, first_tokens
 from steerlsp.models.remote.segments import Segments
 from steerlsp.models.remote.steering import RemoteSteering
-from steerlsp.models.steering.analysis import CompletionCandidate
+from steerlsp.models.steering.analysis import CompletionCandidate, Signature
+from steerlsp.models.steering.monitor import MonitorState
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import RankWeights
 from tests.doubles.analysis import ScriptedAnalysis
@@ -290,3 +292,62 @@ def test_an_unknown_receiver_lets_the_model_keep_a_much_likelier_name():
         escape_margin=5.0,
     )
     assert chosen.name is None and "not listed" in chosen.reason
+
+
+def test_keywords_written_are_found_in_calls_only():
+    mark = MonitorState()
+    fed = "x = 1\n"
+    mark.update(fed)
+    text = 'y = f(a, key=1, b == 2, s="k=v", other = g(z=3))\nw = 2\n'
+    found = keywords_written(mark, fed, text)
+    assert [(k.name, k.call.callee) for k in found] == [
+        ("key", "f"),
+        ("s", "f"),  # not the ``=`` in its string
+        ("other", "f"),
+        ("z", "g"),
+    ]
+    assert (fed + text)[found[0].start : found[0].end] == "key="
+
+
+CONNECT = Signature("connect(host, port=0, timeout=None)", ("host", "port", "timeout"))
+
+
+def typo(written: str) -> str:
+    """A model that misspells a keyword, and goes on with whatever it wrote."""
+    if written == "":
+        return ".connect(host, timout=3)\n"
+    if written.endswith("."):
+        return "connect(host, timout=3)\n"
+    if written.endswith(", "):
+        return "timout=3)\n"
+    return "3)\n" if written.endswith("=") else ""
+
+
+def test_a_keyword_the_callee_does_not_take_is_written_again_as_one_it_does():
+    before = "import db\n\n\ndef open_db(host):\n    return db"
+    analysis = ScriptedAnalysis(signatures={"connect(host, timout=": CONNECT})
+    api = ScriptedApi(before, typo)
+    dot = walk(before, analysis=analysis)
+    assert run(api, dot) == ".connect(host, timeout=3)\n"
+    assert dot.trace["rewinds"] == [
+        {
+            "kind": "keyword",
+            "callee": "db.connect",
+            "wrote": "timout",
+            "offered": ["port", "timeout"],
+            "now": "timeout",
+        }
+    ]
+    assert [set(p) for p in api.picked] == [{"port", "timeout"}]
+    assert run(api, None) == ".connect(host, timout=3)\n"  # unsteered
+
+
+def test_a_keyword_the_callee_takes_is_left_alone():
+    before = "import db\n\n\ndef open_db(host):\n    return db"
+    analysis = ScriptedAnalysis(
+        signatures={"connect(host, timout=": CONNECT.__class__("connect(host, **options)")}
+    )
+    dot = walk(before, analysis=analysis)
+    assert run(ScriptedApi(before, typo), dot) == ".connect(host, timout=3)\n"
+    assert dot.trace["rewinds"] == []
+    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature"]
