@@ -132,7 +132,8 @@ class Segments:
     def _after_stop(self, out: Segmented) -> str | None:
         """The token the model writes where the segment stopped at a stop string: None
         for nothing (the stop was its end of text). One greedy token, without
-        log-probabilities (llama-cpp-python sorts the whole vocabulary for those)."""
+        log-probabilities (on llama-cpp-python's server those cost a whole prompt
+        evaluation)."""
         probe = self.api.complete(self.prompt + out.text, self.deadline, max_tokens=1)
         return probe.text or None
 
