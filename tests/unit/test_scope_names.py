@@ -7,11 +7,11 @@ import time
 import pytest
 
 from steerlsp.models.steering.stages.names import (
-    _static_names,
     scope_queries,
     scope_query,
     statement_bindings,
     statement_query,
+    static_names,
 )
 from steerlsp.models.steering.stages.scope import MAX_SCOPE_DOCUMENT, names_in_scope
 
@@ -373,7 +373,7 @@ def test_a_two_thousand_line_file_is_answered_in_milliseconds() -> None:
     ],
 )
 def test_a_blank_cursor_line_also_asks_where_the_next_statement_can_stand(before, expected):
-    assert _static_names(scope_queries(before, "\n")) == expected
+    assert static_names(scope_queries(before, "\n")) == expected
 
 
 def whole_statement(source: str) -> frozenset[str] | None:
@@ -422,7 +422,7 @@ def convert(values, unit, axis):
 )
 def test_a_statement_over_several_lines_is_replaced_whole(source, expected):
     before, after = source.split("<CURSOR>")
-    assert _static_names(scope_queries(before, after)) is None  # the line alone: unreadable
+    assert static_names(scope_queries(before, after)) is None  # the line alone: unreadable
     assert whole_statement(source) == expected
 
 

@@ -146,7 +146,7 @@ def statement_bindings(statement: str, cursor: int) -> set[str]:
     return set()
 
 
-def _static_names(questions: list[tuple[str, int]]) -> frozenset[str] | None:
+def static_names(questions: list[tuple[str, int]]) -> frozenset[str] | None:
     """The union of the names in scope at each question, read with ``ast``; None when
     any of them cannot be read statically."""
     union: frozenset[str] = frozenset()
@@ -200,7 +200,7 @@ class NameGuard:
         known = facts.scopes.get(self.key)
         # Read from the document itself where it parses: no question, no wait, the same
         # names whatever the load. Jedi is asked only where ``ast`` cannot answer.
-        static = _static_names(questions) if known is None else None
+        static = static_names(questions) if known is None else None
         if static is None and known is None:  # the cursor's statement spans lines
             whole = statement_query(before, after)
             static = names_in_scope(whole.text, whole.offset) if whole is not None else None
