@@ -78,10 +78,16 @@ class Capabilities:
                 else "the first it takes"
             )
         )
+        names = (
+            "audited at each statement's end; a name nothing defines is written again as "
+            f"the model's choice among the names in scope ({self.constraint})"
+            if self.constraint
+            else "off: written again only under a constraint, which this server lacks"
+        )
         return {
             "members": members,
             "keywords": keywords,
-            "names": off,
+            "names": names,
             "signatures": off,
             "repetition": "the stop rule (a third repeat); the repeated-line stage in-process only",
         }

@@ -34,6 +34,15 @@ from steerlsp.models.steering.stages.members import (
     dunder,
     static_members,
 )
+from steerlsp.models.steering.stages.names import (
+    MAX_NAMES,
+    scope_queries,
+    statement_bindings,
+    statement_query,
+    statement_start,
+    static_names,
+)
+from steerlsp.models.steering.stages.scope import NameCheck, names_in_scope
 
 # The model's constrained choice among names written after a text, where the server
 # constrains: ``picker(text)(names)``.
@@ -79,6 +88,16 @@ class RemoteSteering:
         }
         self._usage: DocumentUsage | None = None
         self._mark: tuple[MonitorState, int] = (self.monitor.fork(), 0)  # see ``mark``
+        # Undefined names: the check (what is defined, where the statement began), where
+        # the statements checked end (monitor offsets), the rewrites spent.
+        self._names = (
+            NameCheck(statement_start=statement_start(window, self.monitor))
+            if options.names and options.max_rewinds > 0
+            else None
+        )
+        self._names_loaded: bool | None = None
+        self._checked_upto = len(window)
+        self.name_rewinds = 0
 
     def open(self) -> bool:
         """Whether steering may still ask (the completion's caps)."""
@@ -93,9 +112,79 @@ class RemoteSteering:
         self._mark = (self.monitor.fork(), len(written))
 
     def audit(self, written: str, picker: Picker) -> str | None:
+        """``written`` with what the last segment got wrong written again and the rest
+        dropped: a keyword argument the callee does not take (``keywords.py``), or a
+        name a statement reads that nothing defines. None when all stands (or the caps
+        are reached)."""
+        rewritten = self._audit_keywords(written, picker)
+        if rewritten is None:
+            rewritten = self._audit_names(written, picker)
+        if rewritten is not None:
+            mark, start = self._mark
+            self.monitor = mark.fork()
+            self.monitor.update(rewritten[start:])
+        return rewritten
+
+    def _audit_names(self, written: str, picker: Picker) -> str | None:
+        """The first statement ended since the last look that reads a name nothing
+        defines, the name written again as one in scope (the model's choice under the
+        server's constraint; without one the statement stands)."""
+        check = self._names
+        if check is None:
+            return None
+        whole = self.window + written
+        for end in [e for e in self.monitor.statement_ends if e > self._checked_upto]:
+            self._checked_upto = end
+            if self.name_rewinds < self.options.max_rewinds and self._known_names():
+                found = check.check(whole, end, len(self.window))
+                cut = found.offset - len(self.window) if found is not None else -1
+                pick = picker(written[:cut]) if found is not None and cut >= 0 else None
+                if found is not None and pick is not None:
+                    names = sorted(n for n in check.known if n.isidentifier() and n != found.name)
+                    chosen = pick(names[:MAX_NAMES]) if names else None
+                    if chosen is not None:
+                        self.name_rewinds += 1
+                        self._checked_upto = found.offset
+                        self.trace["rewinds"].append(
+                            {"kind": "undefined name", "wrote": found.name, "now": chosen}
+                        )
+                        return written[:cut] + chosen
+            check.advance(whole, end)
+        return None
+
+    def _known_names(self) -> bool:
+        """Whether the names in scope at the cursor are known: read with ``ast`` where the
+        document allows, else asked of the analysis (once)."""
+        check = self._names
+        if check is None:
+            return False
+        if self._names_loaded is None:
+            questions = scope_queries(self.before, self.after)
+            static = static_names(questions)
+            if static is None:
+                whole = statement_query(self.before, self.after)
+                static = names_in_scope(whole.text, whole.offset) if whole is not None else None
+                if whole is not None and static is not None:
+                    static = static | statement_bindings(whole.statement, whole.cursor)
+            if static is not None:
+                check.known.update(static)
+                self._names_loaded = True
+            else:
+                text, offset = questions[-1]
+                items = self._ask(
+                    "scope",
+                    offset,
+                    lambda limit: self.analysis.completions_at(
+                        text, offset, timeout=limit, documented=False
+                    ),
+                )
+                check.known.update(c.name for c in items or [])
+                self._names_loaded = bool(items)
+        return bool(self._names_loaded)
+
+    def _audit_keywords(self, written: str, picker: Picker) -> str | None:
         """``written`` with the first keyword argument of the last segment that the callee
-        does not take written again (``keywords.py``), cut after its ``=``; None when
-        every keyword stands (or the caps are reached)."""
+        does not take written again, cut after its ``=``."""
         if not self.options.keywords or self.rewinds >= self.options.max_rewinds:
             return None
         mark, start = self._mark
@@ -109,8 +198,6 @@ class RemoteSteering:
             rewritten = self._keyword(written, keyword, cut, picker(written[:cut]))
             if rewritten is not None:
                 self.rewinds += 1
-                self.monitor = mark.fork()
-                self.monitor.update(rewritten[start:])
                 return rewritten
         return None
 

@@ -170,9 +170,9 @@ def test_at_the_cursor_after_a_dot_the_name_comes_first():
 
 def test_at_the_cursor_inside_a_name_only_the_rest_is_written():
     before = BEFORE + ".re"
-    api = ScriptedApi(before, lambda written: "(x)\n" if written else "order(x)\n")
+    api = ScriptedApi(before, lambda written: "(sku)\n" if written else "order(sku)\n")
     api.tops = lambda written: {"order": -0.2}
-    assert run(api, walk(before)) == "order_point(x)\n"
+    assert run(api, walk(before)) == "order_point(sku)\n"
 
 
 def test_a_stop_that_was_the_models_end_adds_no_dot():
@@ -351,3 +351,31 @@ def test_a_keyword_the_callee_takes_is_left_alone():
     assert run(ScriptedApi(before, typo), dot) == ".connect(host, timout=3)\n"
     assert dot.trace["rewinds"] == []
     assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature"]
+
+
+LOOP = "def total(prices):\n    result = 0\n    for price in prices:\n        "
+
+
+def misnamed(written: str) -> str:
+    """A model that reads a name nothing defines."""
+    if written == "":
+        return "result += pric\n"
+    if written == "result += ":
+        return "pric\n"
+    return "\n" if written.endswith("price") else ""
+
+
+def test_a_name_nothing_defines_is_written_again_as_one_in_scope():
+    api = ScriptedApi(LOOP, misnamed)
+    dot = walk(LOOP, analysis=ScriptedAnalysis())
+    assert run(api, dot) == "result += price\n"
+    assert dot.trace["rewinds"] == [{"kind": "undefined name", "wrote": "pric", "now": "price"}]
+    assert dot.trace["queries"] == []  # the names in scope read from the document itself
+    assert run(api, None) == "result += pric\n"  # unsteered
+
+
+def test_without_a_constraint_the_statement_stands():
+    api = ScriptedApi(LOOP, misnamed, constraint="")
+    dot = walk(LOOP, analysis=ScriptedAnalysis())
+    assert run(api, dot) == "result += pric\n"
+    assert dot.trace["rewinds"] == []
