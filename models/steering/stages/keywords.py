@@ -84,6 +84,17 @@ class _Rewrite:
     deprecated: frozenset[str] = frozenset()  # of ``offered``: demoted
 
 
+def counted(call: CallContext) -> bool:
+    """Whether arguments passed by position are counted in this call: one to a name
+    (not ``d["k"](...)``) that is neither a builtin nor a builtin type's method."""
+    last = _LAST_NAME.search(call.callee)
+    if last is None or call.callee.startswith("builtins."):
+        return False
+    if "." in call.callee:
+        return last.group(1) not in _BUILTIN_METHODS
+    return call.callee not in _BUILTINS
+
+
 def given_arguments(arguments: str) -> tuple[set[str], int]:
     """The keywords given among a call's earlier ``arguments`` (the text between its
     ``(`` and the current argument), and how many were passed by position."""
@@ -161,7 +172,7 @@ class KeywordArguments(Stage):
                 self._ask(point, call)
                 self._ask_callee(point, call)
         elif (
-            self._counted(call)
+            counted(call)
             and argument.strip()
             and not argument.lstrip().startswith("*")  # unpacked: nothing to count
             and not _STARTS_NAME.match(argument)
@@ -195,17 +206,6 @@ class KeywordArguments(Stage):
     def _read_callee(self, text: str, offset: int, limit: float) -> dict[str, Deprecation]:
         found = self.analysis.definition_source(text, offset, timeout=limit)
         return {} if found is None else self.facts.deprecated_parameters(found.path, found.line)
-
-    @staticmethod
-    def _counted(call: CallContext) -> bool:
-        """Whether arguments passed by position are counted in this call: one to a name
-        (not ``d["k"](...)``) that is neither a builtin nor a builtin type's method."""
-        last = _LAST_NAME.search(call.callee)
-        if last is None or call.callee.startswith("builtins."):
-            return False
-        if "." in call.callee:
-            return last.group(1) not in _BUILTIN_METHODS
-        return call.callee not in _BUILTINS
 
     def due(self, query: Query) -> bool:
         return query.future.done()  # else waited for where a keyword needs it (observe)
@@ -332,7 +332,7 @@ class KeywordArguments(Stage):
         closes, a required parameter not given is an error (E1120), and the ``)`` is
         written again as that keyword (see :meth:`steer`)."""
         call = point.call
-        if call is not None and call.argument_start >= 0 and self._counted(call):
+        if call is not None and call.argument_start >= 0 and counted(call):
             self._calls.setdefault(call.open_bracket, (call, 0))
         whole, window = self.written.whole, len(self.written.window)
         new, self._scanned = whole[self._scanned : point.offset], point.offset
