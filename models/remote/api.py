@@ -70,8 +70,9 @@ class Capabilities:
             members = "off: the server gives neither log-probabilities nor constraints"
         off = "in-process only, not yet through the API"
         keywords = (
-            "audited after each segment against the signature; one the callee does not "
-            "take is written again as "
+            "audited after each segment against the signature: a keyword the callee does "
+            "not take, an argument past its positional ones, a missing required one is "
+            "written again as "
             + (
                 f"the model's choice among those it does ({self.constraint})"
                 if self.constraint

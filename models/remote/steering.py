@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from steerlsp.models.options import SteeringOptions
-from steerlsp.models.remote.keywords import Keyword, keywords_written
+from steerlsp.models.remote.keywords import Closed, Keyword, arguments_written
 from steerlsp.models.remote.members import (
     Chosen,
     choose,
@@ -24,9 +24,10 @@ from steerlsp.models.remote.members import (
 )
 from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
 from steerlsp.models.steering.monitor import MonitorState, Trigger
+from steerlsp.models.steering.parameters import CallShape, argument_spans
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import DocumentUsage, RankWeights
-from steerlsp.models.steering.stages.keywords import given_arguments, shape_of
+from steerlsp.models.steering.stages.keywords import counted, given_arguments, shape_of
 from steerlsp.models.steering.stages.members import (
     DOCUMENT_FIRST,
     DOCUMENT_TYPED,
@@ -47,6 +48,8 @@ from steerlsp.models.steering.stages.scope import NameCheck, names_in_scope
 # The model's constrained choice among names written after a text, where the server
 # constrains: ``picker(text)(names)``.
 Picker = Callable[[str], Callable[[list[str]], str | None] | None]
+# An argument given by keyword (``name=``, not ``==``).
+_KEYWORD_ARGUMENT = re.compile(r"[A-Za-z_]\w*\s*=(?!=)")
 # A receiver that is the method's own object (``self.``), as in-process.
 _SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
 
@@ -183,23 +186,84 @@ class RemoteSteering:
         return bool(self._names_loaded)
 
     def _audit_keywords(self, written: str, picker: Picker) -> str | None:
-        """``written`` with the first keyword argument of the last segment that the callee
-        does not take written again, cut after its ``=``."""
+        """``written`` with the first argument of the last segment that the callee does
+        not take written again, cut after its ``=`` (``keywords.py``)."""
         if not self.options.keywords or self.rewinds >= self.options.max_rewinds:
             return None
         mark, start = self._mark
         fed = self.window + written[:start]
-        for keyword in keywords_written(mark, fed, written[start:]):
+        for event in arguments_written(mark, fed, written[start:]):
             if not self.open():
                 return None
-            cut = keyword.start - len(self.window)
-            if cut < 0:
-                continue  # the name was typed before the cursor: the user's, not ours
-            rewritten = self._keyword(written, keyword, cut, picker(written[:cut]))
+            if isinstance(event, Closed):
+                rewritten = self._closed(written, event, picker)
+            else:
+                cut = event.start - len(self.window)
+                if cut < 0:
+                    continue  # the name was typed before the cursor: the user's, not ours
+                rewritten = self._keyword(written, event, cut, picker(written[:cut]))
             if rewritten is not None:
                 self.rewinds += 1
                 return rewritten
         return None
+
+    def _shape(self, written: str, end: int, callee: str) -> CallShape | None:
+        """The callee's parameters, from the signature at ``end`` (an offset into
+        ``written``) of the call being written."""
+        text = self.before + written[:end] + self.after
+        offset = len(self.before) + end
+        signature = self._ask(
+            "signature",
+            offset,
+            lambda limit: self.analysis.signature_at(text, offset, timeout=limit),
+        )
+        return shape_of(signature, callee) if signature is not None else None
+
+    def _closed(self, written: str, closed: Closed, picker: Picker) -> str | None:
+        """A call the segment closed, its positional arguments past the callee's
+        capacity or a required parameter missing written again; None when it stands."""
+        call = closed.call
+        if not counted(call):
+            return None
+        params = (self.window + written)[call.open_bracket + 1 : closed.close]
+        spans, _ = argument_spans(params)
+        given, positional = given_arguments(params)
+        by_position = [
+            (a, b)
+            for a, b in spans
+            if not _KEYWORD_ARGUMENT.match(params[a:b]) and not params[a:b].startswith("*")
+        ]
+        if not by_position:
+            return None  # as in-process: the signature is asked once an argument is a value
+        close = closed.close - len(self.window)
+        shape = self._shape(written, close, call.callee)
+        if shape is None:
+            return None
+        capacity = shape.positional_capacity()
+        if capacity is not None and len(by_position) > capacity:
+            extra = by_position[capacity]
+            start = call.open_bracket + 1 + extra[0] - len(self.window)
+            offered = shape.wanted(given, capacity)
+            if start < 0 or not offered:
+                return None
+            chosen = _pick_among(offered, picker(written[:start]))
+            self._traced(
+                "positional argument", call.callee, params[extra[0] : extra[1]], offered, chosen
+            )
+            return written[:start] + chosen + "="
+        if len(shape.overloads) != 1:
+            return None
+        required = shape.required(given, positional)
+        if not required:
+            return None
+        lead = ", " if params.strip() else ""
+        self._traced("missing argument", call.callee, ")", required, required[0])
+        return written[:close] + lead + required[0] + "="
+
+    def _traced(self, kind: str, callee: str, wrote: str, offered: list[str], now: str) -> None:
+        self.trace["rewinds"].append(
+            {"kind": kind, "callee": callee, "wrote": wrote, "offered": offered[:10], "now": now}
+        )
 
     def _keyword(
         self,
@@ -210,15 +274,7 @@ class RemoteSteering:
     ) -> str | None:
         """``written`` up to ``keyword``, then one the callee takes and its ``=``; None
         when the callee takes it (or its parameters cannot be read)."""
-        end = keyword.end - len(self.window)
-        text = self.before + written[:end] + self.after
-        offset = len(self.before) + end
-        signature = self._ask(
-            "signature",
-            offset,
-            lambda limit: self.analysis.signature_at(text, offset, timeout=limit),
-        )
-        shape = shape_of(signature, keyword.call.callee) if signature is not None else None
+        shape = self._shape(written, keyword.end - len(self.window), keyword.call.callee)
         if shape is None:
             return None
         opened = keyword.call.open_bracket + 1
@@ -231,15 +287,7 @@ class RemoteSteering:
         if not offered:
             return None
         chosen = _pick_among(offered, pick)
-        self.trace["rewinds"].append(
-            {
-                "kind": "keyword",
-                "callee": keyword.call.callee,
-                "wrote": keyword.name,
-                "offered": offered[:10],
-                "now": chosen,
-            }
-        )
+        self._traced("keyword", keyword.call.callee, keyword.name, offered, chosen)
         return written[:cut] + chosen + "="
 
     def due(self) -> bool:

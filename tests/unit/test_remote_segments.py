@@ -158,7 +158,12 @@ def test_the_name_after_a_dot_the_model_writes_is_one_the_analysis_lists():
     assert run(api, dot) == ".stock_level(sku)\n"
     ranking = dot.trace["rankings"][0]
     assert ranking["chosen"] == "stock_level" and ranking["offset"] == 1
-    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "documentation"]
+    # The call it closed has an argument by position: its signature is asked (none here).
+    assert [q["kind"] for q in dot.trace["queries"]] == [
+        "completions",
+        "documentation",
+        "signature",
+    ]
 
 
 def test_at_the_cursor_after_a_dot_the_name_comes_first():
@@ -231,7 +236,7 @@ def test_where_log_probabilities_are_dear_the_model_chooses_among_the_listed_nam
     assert [set(p) for p in api.picked] == [{"reorder_point", "stock_level"}]  # not private
     ranking = dot.trace["rankings"][0]
     assert ranking["chosen"] == "stock_level" and ranking["among"] == 2
-    assert [q["kind"] for q in dot.trace["queries"]] == ["completions"]  # no documentation
+    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature"]  # no docs
 
 
 def test_a_receiver_not_statically_known_is_left_to_the_model_when_constrained():
@@ -350,7 +355,7 @@ def test_a_keyword_the_callee_takes_is_left_alone():
     dot = walk(before, analysis=analysis)
     assert run(ScriptedApi(before, typo), dot) == ".connect(host, timout=3)\n"
     assert dot.trace["rewinds"] == []
-    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature"]
+    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature", "signature"]
 
 
 LOOP = "def total(prices):\n    result = 0\n    for price in prices:\n        "
@@ -379,3 +384,45 @@ def test_without_a_constraint_the_statement_stands():
     dot = walk(LOOP, analysis=ScriptedAnalysis())
     assert run(api, dot) == "result += pric\n"
     assert dot.trace["rewinds"] == []
+
+
+def test_an_argument_past_the_positional_parameters_is_written_again_as_a_keyword():
+    before = "import db\n\n\ndef open_db(host):\n    return db"
+
+    def writes(written: str) -> str:
+        if written == "":
+            return ".connect(host, 5432, 3)\n"
+        if written.endswith("."):
+            return "connect(host, 5432, 3)\n"
+        return (
+            "3)\n" if written.endswith("=") else ("timeout=3)\n" if written.endswith(", ") else "")
+        )
+
+    shape = Signature("connect(host, port=0, *, timeout=None)", ("host", "port", "timeout"))
+    analysis = ScriptedAnalysis(signatures={"connect(host, 5432, 3": shape})
+    dot = walk(before, analysis=analysis)
+    assert run(ScriptedApi(before, writes), dot) == ".connect(host, 5432, timeout=3)\n"
+    assert dot.trace["rewinds"][0] | {"offered": None} == {
+        "kind": "positional argument",
+        "callee": "db.connect",
+        "wrote": "3",
+        "offered": None,
+        "now": "timeout",
+    }
+
+
+def test_a_call_closed_without_a_required_parameter_is_given_it():
+    before = "import db\n\n\ndef open_db(host):\n    return db"
+
+    def writes(written: str) -> str:
+        if written == "":
+            return ".connect(host)\n"
+        if written.endswith("."):
+            return "connect(host)\n"
+        return "5432)\n" if written.endswith("=") else ""
+
+    shape = Signature("connect(host, port)", ("host", "port"))
+    analysis = ScriptedAnalysis(signatures={"connect(host": shape})
+    dot = walk(before, analysis=analysis)
+    assert run(ScriptedApi(before, writes), dot) == ".connect(host, port=5432)\n"
+    assert dot.trace["rewinds"][0]["kind"] == "missing argument"
