@@ -3,7 +3,7 @@
 ``RemoteSteering`` holds the monitor over the text written so far, the analysis
 questions (within the completion's caps and budgets) and the explain trace. At a
 member access it chooses the name (``members.py``); after each segment it audits
-the keyword arguments written (``keywords.py``).
+the arguments written (``keywords.py``) and the names each ended statement reads.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ _SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
 
 
 class RemoteSteering:
-    """The member walk through the API: the monitor over the written text, the analysis
-    questions at a ``.``, the ranker's choice, and their trace."""
+    """Steering through the API for one completion: the monitor over the written text,
+    the member walk at a ``.``, the audit after each segment (arguments, undefined
+    names), the analysis questions within the caps, and the trace."""
 
     def __init__(
         self,
@@ -81,7 +82,7 @@ class RemoteSteering:
         self.monitor.update(window)
         self.queries = 0
         self.waited = 0.0
-        self.rewinds = 0  # keywords written again
+        self.rewinds = 0  # arguments written again
         self.trace: dict[str, Any] = {
             "backend": "openai",
             "rankings": [],
@@ -124,8 +125,12 @@ class RemoteSteering:
             rewritten = self._audit_names(written, picker)
         if rewritten is not None:
             mark, start = self._mark
-            self.monitor = mark.fork()
-            self.monitor.update(rewritten[start:])
+            if len(rewritten) >= start:  # cut within the segment: lex on from its start
+                self.monitor = mark.fork()
+                self.monitor.update(rewritten[start:])
+            else:  # a statement begun in an earlier segment: lex it all again
+                self.monitor = MonitorState()
+                self.monitor.update(self.window + rewritten)
         return rewritten
 
     def _audit_names(self, written: str, picker: Picker) -> str | None:

@@ -426,3 +426,30 @@ def test_a_call_closed_without_a_required_parameter_is_given_it():
     dot = walk(before, analysis=analysis)
     assert run(ScriptedApi(before, writes), dot) == ".connect(host, port=5432)\n"
     assert dot.trace["rewinds"][0]["kind"] == "missing argument"
+
+
+def test_a_name_in_a_statement_begun_in_an_earlier_segment_is_written_again():
+    before = BEFORE[: BEFORE.rindex("return")]
+
+    def writes(written: str) -> str:
+        if written == "":
+            return "return invntory.stock_level(sku)\n"
+        if written == "return ":
+            return "invntory.stock_level(sku)\n"
+        if written.endswith("."):
+            return "stock_level(sku)\n"
+        if written.endswith("stock_level"):
+            return "(sku)\n"
+        if written.endswith(("inventory", "invntory")):
+            return ".stock_level(sku)\n"
+        return ""
+
+    api = ScriptedApi(before, writes, lambda written: {"stock": -0.1})
+    dot = walk(before)
+    # The name was written in the segment before the one that ended the statement.
+    assert run(api, dot) == "return inventory.stock_level(sku)\n"
+    assert dot.trace["rewinds"][0] == {
+        "kind": "undefined name",
+        "wrote": "invntory",
+        "now": "inventory",
+    }
