@@ -8,9 +8,12 @@ the arguments written (``keywords.py``) and the names each ended statement reads
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from steerlsp.models.options import SteeringOptions
@@ -23,7 +26,7 @@ from steerlsp.models.remote.members import (
     traced,
 )
 from steerlsp.models.steering.analysis import Analysis, AnalysisError, CompletionCandidate
-from steerlsp.models.steering.monitor import MonitorState, Trigger
+from steerlsp.models.steering.monitor import CallContext, MonitorState, Trigger
 from steerlsp.models.steering.parameters import CallShape, argument_spans
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import DocumentUsage, RankWeights
@@ -102,6 +105,11 @@ class RemoteSteering:
         self._names_loaded: bool | None = None
         self._checked_upto = len(window)
         self.name_rewinds = 0
+        self._written = ""  # what the segments wrote so far (as ``saw`` was told)
+        # Signatures asked as soon as a call's argument starts, by the call's ``(``
+        # (monitor offset): pylsp answers while the server streams on, and the audit
+        # after the segment finds the answer there.
+        self._signatures: dict[int, tuple[Future[Any], float]] = {}
 
     def open(self) -> bool:
         """Whether steering may still ask (the completion's caps)."""
@@ -109,7 +117,28 @@ class RemoteSteering:
         return self.queries < o.max_queries_total and self.waited < o.budget_total
 
     def saw(self, piece: str) -> None:
-        self.monitor.update(piece)
+        self._written += piece
+        point = self.monitor.update(piece)
+        call = point.call
+        if (
+            point.trigger is Trigger.CALL_ARGUMENT
+            and call is not None
+            and call.open_bracket not in self._signatures
+            and call.open_bracket >= len(self.window)
+            and self.options.keywords
+            and counted(call)
+            and self.open()
+        ):
+            self._prefetch(call.open_bracket)
+
+    def _prefetch(self, bracket: int) -> None:
+        """Ask the signature of the call whose ``(`` is at ``bracket`` now, on a thread."""
+        text = self.before + self._written + self.after
+        offset = len(self.before) + len(self._written)
+        limit = min(self.options.query_timeout, max(self.options.budget_total - self.waited, 0.0))
+        self.queries += 1
+        future = _pool().submit(self.analysis.signature_at, text, offset, timeout=limit)
+        self._signatures[bracket] = (future, time.perf_counter())
 
     def mark(self, written: str) -> None:
         """A segment starts after ``written``: what ``audit`` reads from."""
@@ -124,6 +153,10 @@ class RemoteSteering:
         if rewritten is None:
             rewritten = self._audit_names(written, picker)
         if rewritten is not None:
+            self._written = rewritten
+            self._signatures = {
+                k: v for k, v in self._signatures.items() if k < len(self.window) + len(rewritten)
+            }
             mark, start = self._mark
             if len(rewritten) >= start:  # cut within the segment: lex on from its start
                 self.monitor = mark.fork()
@@ -212,17 +245,45 @@ class RemoteSteering:
                 return rewritten
         return None
 
-    def _shape(self, written: str, end: int, callee: str) -> CallShape | None:
-        """The callee's parameters, from the signature at ``end`` (an offset into
-        ``written``) of the call being written."""
-        text = self.before + written[:end] + self.after
-        offset = len(self.before) + end
-        signature = self._ask(
-            "signature",
-            offset,
-            lambda limit: self.analysis.signature_at(text, offset, timeout=limit),
+    def _shape(self, written: str, end: int, call: CallContext) -> CallShape | None:
+        """The callee's parameters, from the signature of the call being written: the
+        one asked when its argument started, or asked now at ``end`` (an offset into
+        ``written``)."""
+        asked = self._signatures.get(call.open_bracket)
+        if asked is not None:
+            signature = self._answer(asked, len(self.before) + end)
+        else:
+            text = self.before + written[:end] + self.after
+            offset = len(self.before) + end
+            signature = self._ask(
+                "signature",
+                offset,
+                lambda limit: self.analysis.signature_at(text, offset, timeout=limit),
+            )
+        return shape_of(signature, call.callee) if signature is not None else None
+
+    def _answer(self, asked: tuple[Future[Any], float], offset: int) -> Any:
+        """A prefetched question's answer, waited for within the budget; None past it."""
+        future, sent = asked
+        started = time.perf_counter()
+        limit = max(self.options.budget_total - self.waited, 0.0)
+        try:
+            answer, outcome = future.result(timeout=limit), "answered"
+        except (AnalysisError, concurrent.futures.TimeoutError) as exc:
+            answer, outcome = None, type(exc).__name__
+        waited = time.perf_counter() - started
+        self.waited += waited
+        self.trace["queries"].append(
+            {
+                "kind": "signature",
+                "offset": offset,
+                "ms": round((time.perf_counter() - sent) * 1000, 1),
+                "waited_ms": round(waited * 1000, 1),
+                "outcome": outcome,
+                "results": 1 if answer is not None else 0,
+            }
         )
-        return shape_of(signature, callee) if signature is not None else None
+        return answer
 
     def _closed(self, written: str, closed: Closed, picker: Picker) -> str | None:
         """A call the segment closed, its positional arguments past the callee's
@@ -241,7 +302,7 @@ class RemoteSteering:
         if not by_position:
             return None  # as in-process: the signature is asked once an argument is a value
         close = closed.close - len(self.window)
-        shape = self._shape(written, close, call.callee)
+        shape = self._shape(written, close, call)
         if shape is None:
             return None
         capacity = shape.positional_capacity()
@@ -279,7 +340,7 @@ class RemoteSteering:
     ) -> str | None:
         """``written`` up to ``keyword``, then one the callee takes and its ``=``; None
         when the callee takes it (or its parameters cannot be read)."""
-        shape = self._shape(written, keyword.end - len(self.window), keyword.call.callee)
+        shape = self._shape(written, keyword.end - len(self.window), keyword.call)
         if shape is None:
             return None
         opened = keyword.call.open_bracket + 1
@@ -472,3 +533,16 @@ def _pick_among(offered: list[str], pick: Callable[[list[str]], str | None] | No
     (a required parameter, or the signature's order)."""
     chosen = pick(offered) if pick is not None and len(offered) > 1 else None
     return chosen if chosen in offered else offered[0]
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads prefetched questions wait on (the analysis answers on its own loop)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="steerlsp-remote")
+        return _POOL

@@ -330,7 +330,7 @@ def typo(written: str) -> str:
 
 def test_a_keyword_the_callee_does_not_take_is_written_again_as_one_it_does():
     before = "import db\n\n\ndef open_db(host):\n    return db"
-    analysis = ScriptedAnalysis(signatures={"connect(host, timout=": CONNECT})
+    analysis = ScriptedAnalysis(signatures={"connect(": CONNECT})
     api = ScriptedApi(before, typo)
     dot = walk(before, analysis=analysis)
     assert run(api, dot) == ".connect(host, timeout=3)\n"
@@ -344,14 +344,17 @@ def test_a_keyword_the_callee_does_not_take_is_written_again_as_one_it_does():
         }
     ]
     assert [set(p) for p in api.picked] == [{"port", "timeout"}]
+    # Asked once, as the call's first argument began (while the server streamed on).
+    asked = [
+        (text[:offset], kind) for kind, text, offset in analysis.calls if kind == "signature_at"
+    ]
+    assert len(asked) == 1 and asked[0][0].endswith("db.connect(")
     assert run(api, None) == ".connect(host, timout=3)\n"  # unsteered
 
 
 def test_a_keyword_the_callee_takes_is_left_alone():
     before = "import db\n\n\ndef open_db(host):\n    return db"
-    analysis = ScriptedAnalysis(
-        signatures={"connect(host, timout=": CONNECT.__class__("connect(host, **options)")}
-    )
+    analysis = ScriptedAnalysis(signatures={"connect(": Signature("connect(host, **options)")})
     dot = walk(before, analysis=analysis)
     assert run(ScriptedApi(before, typo), dot) == ".connect(host, timout=3)\n"
     assert dot.trace["rewinds"] == []
@@ -399,7 +402,7 @@ def test_an_argument_past_the_positional_parameters_is_written_again_as_a_keywor
         )
 
     shape = Signature("connect(host, port=0, *, timeout=None)", ("host", "port", "timeout"))
-    analysis = ScriptedAnalysis(signatures={"connect(host, 5432, 3": shape})
+    analysis = ScriptedAnalysis(signatures={"connect(": shape})
     dot = walk(before, analysis=analysis)
     assert run(ScriptedApi(before, writes), dot) == ".connect(host, 5432, timeout=3)\n"
     assert dot.trace["rewinds"][0] | {"offered": None} == {
@@ -422,7 +425,7 @@ def test_a_call_closed_without_a_required_parameter_is_given_it():
         return "5432)\n" if written.endswith("=") else ""
 
     shape = Signature("connect(host, port)", ("host", "port"))
-    analysis = ScriptedAnalysis(signatures={"connect(host": shape})
+    analysis = ScriptedAnalysis(signatures={"connect(": shape})
     dot = walk(before, analysis=analysis)
     assert run(ScriptedApi(before, writes), dot) == ".connect(host, port=5432)\n"
     assert dot.trace["rewinds"][0]["kind"] == "missing argument"
