@@ -379,6 +379,9 @@ class RemoteSteering:
         typed = self.monitor.point().partial
         text = self.before + written + self.after
         offset = len(self.before) + len(written) - len(typed)
+        # Ranking needs the model's first tokens too: asked of the server while the
+        # analysis lists the members (a round trip and a token, against pylsp's answer).
+        top_future = _pool().submit(top_of) if self.rank else None
         items = self._ask(
             "completions",
             offset,
@@ -388,17 +391,18 @@ class RemoteSteering:
         )
         found = list(items or [])
         items = [c for c in found[:MAX_CANDIDATES] if c.name.startswith(typed) and c.name]
-        if not items:
-            return None
-        if all(dunder(c.name) for c in items):
-            self.trace["notes"].append("only dunders listed: the receiver's type is unknown")
+        if not items or all(dunder(c.name) for c in items):
+            if items:
+                self.trace["notes"].append("only dunders listed: the receiver's type is unknown")
+            if top_future is not None:
+                top_future.result()  # no request of ours outlives its question
             return None
         static = self.options.mode == "mask" or (
             self.options.mode == "auto" and static_members(found)
         )
-        if not self.rank:
+        if top_future is None:
             return self._constrained(written, items, typed, static, pick)
-        top = top_of()
+        top = top_future.result()
         intent = intent_at(self.before + written)
         items = self._documented(text, offset, items, top, typed, bool(intent.expected))
         own = intent.function if _SELF_DOT.search(self.before + written) else ""
