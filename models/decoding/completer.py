@@ -28,6 +28,7 @@ from steerlsp.models.decoding.engine import (
     release_memory,
 )
 from steerlsp.models.decoding.lookup import Lookup
+from steerlsp.models.decoding.prompting import Shape, prompt_for
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations
 from steerlsp.models.deprecation.static import DeprecationCache
@@ -46,16 +47,8 @@ from steerlsp.models.steering.processors.healing import TokenHealing, split_trai
 from steerlsp.models.steering.stages.written import steering_window
 from steerlsp.models.steering.steerer import Steerer
 from steerlsp.models.steering.tokens.vocab import VocabularyText
-from steerlsp.prompts.builder import build_prompt
-from steerlsp.prompts.context import context_block
 from steerlsp.prompts.fim import FimTemplate, detect_template, spelling_in, template_named
-from steerlsp.prompts.postprocess import (
-    CompletionMode,
-    block_indent,
-    completion_mode,
-    finalize,
-    stop_reason,
-)
+from steerlsp.prompts.postprocess import CompletionMode
 from steerlsp.prompts.window import WindowAnchors
 
 log = logging.getLogger(__name__)
@@ -84,23 +77,21 @@ class Prepared:
     """A request made ready for decoding: the token ids and how to cut the output."""
 
     ids: list[int]
-    mode: CompletionMode
-    indent: int
-    line_prefix: str
-    suffix: str
+    shape: Shape
     healed: str  # whitespace cut off the prompt that the first tokens must re-produce
     after: list[int]  # the start of the suffix: where prompt-lookup drafts may also come from
 
+    @property
+    def mode(self) -> CompletionMode:
+        return self.shape.mode
+
+    @property
+    def line_prefix(self) -> str:
+        return self.shape.line_prefix
+
     def ends(self, text: str, max_lines: int) -> bool:
         """Whether the generated ``text`` has reached its end (``prompts.postprocess``)."""
-        reason = stop_reason(
-            text,
-            mode=self.mode,
-            indent_of_block=self.indent,
-            max_lines=max_lines,
-            line_prefix=self.line_prefix,
-        )
-        return reason is not None
+        return self.shape.ends(text, max_lines)
 
 
 class Completer:
@@ -201,33 +192,19 @@ class Completer:
 
     def prepare(self, request: CompletionRequest, options: CompletionOptions) -> Prepared:
         """The prompt's token ids and how to cut the output, as ``complete`` builds them."""
-        line_prefix = request.prefix.rsplit("\n", 1)[-1]
-        line_suffix = request.suffix.split("\n", 1)[0]
-        line = request.document.line if request.document else request.prefix.count("\n")
-        built = build_prompt(
-            request.prefix,
-            request.suffix,
-            path=request.path,
+        built = prompt_for(
+            request,
+            options,
             template=self.template,
             count_tokens=self.count_tokens,
-            prefix_budget=options.prefix_tokens,
-            suffix_budget=options.suffix_tokens,
-            context=context_block(
-                request.context, budget=options.context_tokens, count_tokens=self.count_tokens
-            ),
-            anchor=self.windows.offset(request.path, request.prefix, line),
+            windows=self.windows,
         )
-        start = len(request.prefix) - built.prefix_chars
-        self.windows.remember(request.path, request.prefix, line, start)
         text, healed = built.text, ""
         if self.template is None:  # FIM prompts end with a marker, not the cursor
             text, healed = split_trailing_space(built.text)
         return Prepared(
             ids=self.tokenizer.encode(text),
-            mode=completion_mode(line_prefix, line_suffix),
-            indent=block_indent(request.prefix),
-            line_prefix=line_prefix,
-            suffix=request.suffix,
+            shape=Shape.of(request),
             healed=healed,
             after=self.tokenizer.encode(request.suffix[:_LOOKUP_SUFFIX], add_special_tokens=False)
             if options.lookup
@@ -289,13 +266,9 @@ class Completer:
         if prompt.healed:
             healed = prompt.healed
             generated = generated[len(healed) :] if generated.startswith(healed) else ""
-        return finalize(
+        return prompt.shape.finish(
             generated,
-            mode=prompt.mode,
-            line_prefix=prompt.line_prefix,
-            suffix=prompt.suffix,
-            block_indent=prompt.indent,
-            max_lines=options.max_lines,
+            options.max_lines,
             truncated=cut_short or generation.stop in ("max_tokens", "cancelled"),
         )
 

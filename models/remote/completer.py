@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from steerlsp.models.decoding.engine import Generation
+from steerlsp.models.decoding.prompting import Shape, prompt_for
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.options import CompletionOptions, CompletionRequest, Sampling
 from steerlsp.models.remote.api import Api, Capabilities, connect
@@ -41,16 +42,7 @@ from steerlsp.models.remote.segments import Segments
 from steerlsp.models.remote.steering import RemoteSteering
 from steerlsp.models.steering.analysis import Analysis
 from steerlsp.models.steering.stages.written import steering_window
-from steerlsp.prompts.builder import build_prompt
-from steerlsp.prompts.context import context_block
 from steerlsp.prompts.fim import FimTemplate, template_named
-from steerlsp.prompts.postprocess import (
-    CompletionMode,
-    block_indent,
-    completion_mode,
-    finalize,
-    stop_reason,
-)
 from steerlsp.prompts.window import WindowAnchors
 
 if TYPE_CHECKING:
@@ -231,7 +223,9 @@ class RemoteCompleter:
         ).run()
         if token.cancelled or (typed is not None and not _agrees(segments.text, typed())):
             raise JobCancelled()
-        text = shape.finish(segments.text, options, truncated=segments.stop == "max_tokens")
+        text = shape.finish(
+            segments.text, options.max_lines, truncated=segments.stop == "max_tokens"
+        )
         generation = Generation(
             token_ids=[],
             text=segments.text,
@@ -254,41 +248,23 @@ class RemoteCompleter:
             time.perf_counter() - started if options.alternatives > 1 else 0.0,
         )
 
-    def _prompt(self, request: CompletionRequest, options: CompletionOptions) -> tuple[str, _Shape]:
+    def _prompt(self, request: CompletionRequest, options: CompletionOptions) -> tuple[str, Shape]:
         """The prompt text, as the in-process model would read it, and how to cut the
         output."""
-        line_prefix = request.prefix.rsplit("\n", 1)[-1]
-        line_suffix = request.suffix.split("\n", 1)[0]
-        line = request.document.line if request.document else request.prefix.count("\n")
-        built = build_prompt(
-            request.prefix,
-            request.suffix,
-            path=request.path,
+        built = prompt_for(
+            request,
+            options,
             template=self.template,
             count_tokens=self.count_tokens,
-            prefix_budget=options.prefix_tokens,
-            suffix_budget=options.suffix_tokens,
-            context=context_block(
-                request.context, budget=options.context_tokens, count_tokens=self.count_tokens
-            ),
-            anchor=self.windows.offset(request.path, request.prefix, line),
+            windows=self.windows,
         )
-        self.windows.remember(
-            request.path, request.prefix, line, len(request.prefix) - built.prefix_chars
-        )
-        shape = _Shape(
-            completion_mode(line_prefix, line_suffix),
-            block_indent(request.prefix),
-            line_prefix,
-            request.suffix,
-        )
-        return built.text, shape
+        return built.text, Shape.of(request)
 
     def _alternatives(
         self,
         api: Api,
         prompt: str,
-        shape: _Shape,
+        shape: Shape,
         options: CompletionOptions,
         deadline: Deadline,
         first: str,
@@ -317,42 +293,11 @@ class RemoteCompleter:
                 ).run()
             except RemoteUnavailable:
                 break  # the budget ran out mid-draw, or the server went: keep what we have
-            text = shape.finish(drawn.text, options, truncated=drawn.stop == "max_tokens")
+            text = shape.finish(drawn.text, options.max_lines, truncated=drawn.stop == "max_tokens")
             if text.strip() and text.rstrip() not in seen:
                 seen.add(text.rstrip())
                 found.append(text)
         return tuple(found)
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """How the output is cut: the stop rule and post-processing of ``prompts.postprocess``."""
-
-    mode: CompletionMode
-    indent: int
-    line_prefix: str
-    suffix: str
-
-    def ends(self, text: str, max_lines: int) -> bool:
-        reason = stop_reason(
-            text,
-            mode=self.mode,
-            indent_of_block=self.indent,
-            max_lines=max_lines,
-            line_prefix=self.line_prefix,
-        )
-        return reason is not None
-
-    def finish(self, generated: str, options: CompletionOptions, *, truncated: bool) -> str:
-        return finalize(
-            generated,
-            mode=self.mode,
-            line_prefix=self.line_prefix,
-            suffix=self.suffix,
-            block_indent=self.indent,
-            max_lines=options.max_lines,
-            truncated=truncated,
-        )
 
 
 def _sampling(sampling: Sampling) -> dict[str, Any]:
