@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from steerlsp.models.decoding.alternatives import distinct_draws
 from steerlsp.models.decoding.engine import (
     Engine,
     Generation,
@@ -28,7 +29,7 @@ from steerlsp.models.decoding.engine import (
     release_memory,
 )
 from steerlsp.models.decoding.lookup import Lookup
-from steerlsp.models.decoding.prompting import Shape, prompt_for
+from steerlsp.models.decoding.prompting import Shape, agrees, prompt_for
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations
 from steerlsp.models.deprecation.static import DeprecationCache
@@ -52,12 +53,6 @@ from steerlsp.prompts.postprocess import CompletionMode
 from steerlsp.prompts.window import WindowAnchors
 
 log = logging.getLogger(__name__)
-
-# Alternatives: warm enough to differ from the greedy completion, with the nucleus
-# cutting the tail a 270M model puts much mass on. Sample ``n`` uses seed ``n``.
-ALTERNATIVE_SAMPLING = Sampling(temperature=0.7, top_p=0.95)
-# Draws per wanted alternative: a draw can repeat one already found, or be empty.
-DRAWS_PER_ALTERNATIVE = 2
 
 
 @dataclass
@@ -285,12 +280,8 @@ class Completer:
         if wanted <= 0:
             return ()
         deadline = time.perf_counter() + options.alternatives_budget
-        seen = {first.rstrip()}
-        found: list[str] = []
-        for seed in range(1, wanted * DRAWS_PER_ALTERNATIVE + 1):
-            if len(found) == wanted or time.perf_counter() >= deadline:
-                break
-            sampling = dataclasses.replace(ALTERNATIVE_SAMPLING, seed=seed)
+
+        def draw(sampling: Sampling) -> str | None:
             generation = self._decode(
                 prompt,
                 options,
@@ -300,12 +291,10 @@ class Completer:
             if token.cancelled:
                 raise JobCancelled()
             if generation.stop == "cancelled" and prompt.mode is not CompletionMode.MULTI_LINE:
-                break
-            text = self._finish(prompt, generation, options)
-            if text.strip() and text.rstrip() not in seen:
-                seen.add(text.rstrip())
-                found.append(text)
-        return tuple(found)
+                return None
+            return self._finish(prompt, generation, options)
+
+        return distinct_draws(first, wanted, draw, lambda: time.perf_counter() >= deadline)
 
     def _free(self) -> None:
         self.engine.reset()
@@ -341,11 +330,6 @@ def load_completer(
             use_low_precision_head(loaded.model, head),
         )
     return Completer(loaded, fim)
-
-
-def agrees(generated: str, expected: str) -> bool:
-    """One text begins the other: the generation may still be what is typed."""
-    return generated.startswith(expected) or expected.startswith(generated)
 
 
 def _abandon(request: CompletionRequest, prompt: Prepared) -> Callable[[str], bool] | None:

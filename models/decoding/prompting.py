@@ -93,3 +93,8 @@ def prompt_for(
     )
     windows.remember(request.path, request.prefix, line, len(request.prefix) - built.prefix_chars)
     return built
+
+
+def agrees(generated: str, expected: str) -> bool:
+    """One text begins the other: the generation may still be what is typed."""
+    return generated.startswith(expected) or expected.startswith(generated)

@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from steerlsp.models.decoding.alternatives import distinct_draws
 from steerlsp.models.decoding.engine import Generation
-from steerlsp.models.decoding.prompting import Shape, prompt_for
+from steerlsp.models.decoding.prompting import Shape, agrees, prompt_for
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.options import CompletionOptions, CompletionRequest, Sampling
 from steerlsp.models.remote.api import Api, Capabilities, connect
@@ -55,9 +56,6 @@ log = logging.getLogger(__name__)
 # 2.3 to 3.5 characters a token in Gemma's (2.3 on repetitive code), so a budget is
 # seldom overrun by much.
 CHARS_PER_TOKEN = 2.5
-# As in-process (``models/decoding/completer.py``): alternatives are sampled warm.
-ALTERNATIVE_SAMPLING = Sampling(temperature=0.7, top_p=0.95)
-DRAWS_PER_ALTERNATIVE = 2
 
 
 @dataclass(frozen=True)
@@ -214,14 +212,14 @@ class RemoteCompleter:
             prompt,
             max_tokens=options.max_new_tokens,
             ends=lambda text: (
-                (typed is not None and not _agrees(text, typed()))
+                (typed is not None and not agrees(text, typed()))
                 or shape.ends(text, options.max_lines)
             ),
             deadline=deadline,
             sampling=_sampling(options.sampling),
             walk=walk,
         ).run()
-        if token.cancelled or (typed is not None and not _agrees(segments.text, typed())):
+        if token.cancelled or (typed is not None and not agrees(segments.text, typed())):
             raise JobCancelled()
         text = shape.finish(
             segments.text, options.max_lines, truncated=segments.stop == "max_tokens"
@@ -276,12 +274,8 @@ class RemoteCompleter:
             return ()
         until = time.monotonic() + options.alternatives_budget
         budget = Deadline(min(until, deadline.at), deadline.cancelled)
-        seen = {first.rstrip()}
-        found: list[str] = []
-        for seed in range(1, wanted * DRAWS_PER_ALTERNATIVE + 1):
-            if len(found) == wanted or budget.left() <= 0:
-                break
-            sampling = _sampling(dataclasses.replace(ALTERNATIVE_SAMPLING, seed=seed))
+
+        def draw(sampling: Sampling) -> str | None:
             try:
                 drawn = Segments(
                     api,
@@ -289,15 +283,13 @@ class RemoteCompleter:
                     max_tokens=options.max_new_tokens,
                     ends=lambda text: shape.ends(text, options.max_lines),
                     deadline=budget,
-                    sampling=sampling,
+                    sampling=_sampling(sampling),
                 ).run()
             except RemoteUnavailable:
-                break  # the budget ran out mid-draw, or the server went: keep what we have
-            text = shape.finish(drawn.text, options.max_lines, truncated=drawn.stop == "max_tokens")
-            if text.strip() and text.rstrip() not in seen:
-                seen.add(text.rstrip())
-                found.append(text)
-        return tuple(found)
+                return None  # the budget ran out mid-draw, or the server went: keep what we have
+            return shape.finish(drawn.text, options.max_lines, truncated=drawn.stop == "max_tokens")
+
+        return distinct_draws(first, wanted, draw, lambda: budget.left() <= 0)
 
 
 def _sampling(sampling: Sampling) -> dict[str, Any]:
@@ -308,7 +300,3 @@ def _sampling(sampling: Sampling) -> dict[str, Any]:
     if sampling.seed is not None:
         fields["seed"] = sampling.seed
     return fields
-
-
-def _agrees(generated: str, typed: str) -> bool:
-    return generated.startswith(typed) or typed.startswith(generated)

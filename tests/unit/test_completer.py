@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from steerlsp.models.decoding import completer as completer_module
-from steerlsp.models.decoding.completer import Completer, agrees
+from steerlsp.models.decoding.completer import Completer
+from steerlsp.models.decoding.prompting import agrees
 from steerlsp.models.decoding.worker import CancelToken, JobCancelled
 from steerlsp.models.loading.load import LoadedModel
 from steerlsp.models.options import CompletionOptions, CompletionRequest, ModelOutOfMemory

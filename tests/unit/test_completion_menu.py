@@ -11,7 +11,7 @@ import time
 import pytest
 from lsprotocol import converters, types
 
-from steerlsp.models.decoding.completer import agrees
+from steerlsp.models.decoding.prompting import agrees
 from steerlsp.models.decoding.worker import JobCancelled
 from steerlsp.server.completion.host import ModelState
 from steerlsp.server.completion.menu import CompletionMenu, _At, continues
