@@ -29,7 +29,7 @@ from typing import Any
 
 from steerlsp.models.steering.analysis import CompletionCandidate
 from steerlsp.models.steering.ranking.intent import Intent
-from steerlsp.models.steering.ranking.ranker import SHORTLIST
+from steerlsp.models.steering.ranking.ranker import RANKED_IN_TRACE, SHORTLIST
 from steerlsp.models.steering.ranking.relevance import (
     Candidate,
     DocumentUsage,
@@ -143,17 +143,7 @@ def traced(offset: int, chosen: Chosen, intent: Intent, candidates: int) -> dict
         "expected": intent.expected,
         "chosen": chosen.name,
         **({"escaped": chosen.reason} if chosen.reason else {}),
-        "top": [
-            {
-                "name": r.name,
-                "score": round(r.score, 3),
-                "logprob": round(r.logprob, 3),
-                "relevance": round(r.relevance, 3),
-                "metadata": r.metadata,
-                "expected": r.expected,
-            }
-            for r in chosen.ranked[:10]
-        ],
+        "top": [r.traced() for r in chosen.ranked[:RANKED_IN_TRACE]],
     }
 
 

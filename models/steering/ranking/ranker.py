@@ -185,16 +185,5 @@ class Ranker:
             "score_ms": round(self.score_ms, 2),
             "intent": self.intent.function,
             "expected": self.intent.expected,
-            "top": [
-                {
-                    "name": r.name,
-                    "score": round(r.score, 3),
-                    "logprob": round(r.logprob, 3),
-                    "relevance": round(r.relevance, 3),
-                    "metadata": r.metadata,
-                    "expected": r.expected,
-                    "usage": r.usage,
-                }
-                for r in ranked[:RANKED_IN_TRACE]
-            ],
+            "top": [r.traced() for r in ranked[:RANKED_IN_TRACE]],
         }

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 # Words that say nothing about which member is wanted.
 _STOP = frozenset(
@@ -275,6 +276,18 @@ class Ranked:
     metadata: float  # the penalties that applied
     expected: float = 0.0  # the bonus for having the expected type
     usage: float = 0.0  # the document's use of the name (0, BARE_WORD or 1), before weighting
+
+    def traced(self) -> dict[str, Any]:
+        """The parts of the score, as the explain trace shows them."""
+        return {
+            "name": self.name,
+            "score": round(self.score, 3),
+            "logprob": round(self.logprob, 3),
+            "relevance": round(self.relevance, 3),
+            "metadata": self.metadata,
+            "expected": self.expected,
+            "usage": self.usage,
+        }
 
 
 def rank_candidates(
