@@ -168,4 +168,4 @@ class Segments:
         out.text += piece
         out.pieces += 1
         if self.walk is not None:
-            self.walk.saw(piece)
+            self.walk.saw(piece, out.text)
