@@ -122,6 +122,40 @@ def choose(
     return Chosen(ranked[0].name, ranked, picked)
 
 
+def decided(
+    items: list[CompletionCandidate],
+    top: Mapping[str, float],
+    intent: Intent,
+    *,
+    weights: RankWeights,
+    usage: DocumentUsage | None = None,
+    own: str = "",
+    typed: str = "",
+) -> str | None:
+    """The name :func:`choose` writes whatever the items' documentation says, or None
+    when the documentation could change it. Documentation moves a name's relevance
+    within [0, 1] and its expected-type bonus between 0 and its weight (where a type
+    is expected), so a leader whose other parts beat every other name's by more than
+    those weights wins with any documentation; and where no other name shares its
+    first token, no constrained choice among names can overturn it. Exact: asking the
+    documentation only where this is None changes no completion."""
+    if len(items) < 2:
+        return items[0].name if items else None
+    floor = weights.missing_logprob
+    firsts = first_tokens([c.name for c in items], top, floor, typed)
+    first = {n: v for n, (_, v) in firsts.items()}
+    ranked = _ranking(items, first, intent, weights, usage, own, typed)
+    swing = abs(weights.relevance) + (abs(weights.expected_type) if intent.expected else 0.0)
+    rest = sorted((r.score - weights.relevance * r.relevance - r.expected, r.name) for r in ranked)
+    (lead, leader), runner_up = rest[-1], rest[-2][0]
+    token = firsts[leader][0]
+    if not token or lead <= runner_up + swing:
+        return None
+    if any(firsts[c.name][0] == token for c in items if c.name != leader):
+        return None
+    return leader
+
+
 def plausible(items: list[CompletionCandidate], typed: str) -> list[CompletionCandidate]:
     """The items the ranker would not penalise: no deprecated ones, and no private or
     dunder ones unless ``typed`` starts with ``_``; all of them when that leaves none."""

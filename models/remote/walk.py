@@ -12,7 +12,14 @@ from typing import Any
 
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.arguments import Pick
-from steerlsp.models.remote.members import Chosen, choose, first_tokens, plausible, traced
+from steerlsp.models.remote.members import (
+    Chosen,
+    choose,
+    decided,
+    first_tokens,
+    plausible,
+    traced,
+)
 from steerlsp.models.remote.questions import Questions, pool
 from steerlsp.models.steering.analysis import Analysis, CompletionCandidate
 from steerlsp.models.steering.ranking.intent import intent_at
@@ -86,8 +93,11 @@ class MemberWalk:
             return self._constrained(written, items, typed, static, pick)
         top = top_future.result()
         intent = intent_at(self.before + written)
-        items = self._documented(text, offset, items, top, typed, bool(intent.expected))
         own = intent.function if _SELF_DOT.search(self.before + written) else ""
+        usage = self._document_usage() if self.weights.usage else None
+        sure = decided(items, top, intent, weights=self.weights, usage=usage, own=own, typed=typed)
+        if sure is None:  # the documentation can still change the choice: read it
+            items = self._documented(text, offset, items, top, typed, bool(intent.expected))
         started = time.perf_counter()
         chosen: Chosen = choose(
             items,
@@ -97,7 +107,7 @@ class MemberWalk:
             static=static,
             escape_margin=self.options.escape_margin,
             pick=_rests(pick, typed) if pick is not None else None,
-            usage=self._document_usage() if self.weights.usage else None,
+            usage=usage,
             own=own,
             typed=typed,
         )

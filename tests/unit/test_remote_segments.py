@@ -15,7 +15,7 @@ from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.api import Capabilities, Choice
 from steerlsp.models.remote.client import Deadline
 from steerlsp.models.remote.keywords import keywords_written
-from steerlsp.models.remote.members import choose, first_tokens
+from steerlsp.models.remote.members import choose, decided, first_tokens
 from steerlsp.models.remote.segments import Segments
 from steerlsp.models.remote.steering import RemoteSteering
 from steerlsp.models.steering.analysis import CompletionCandidate, Signature
@@ -456,3 +456,57 @@ def test_a_name_in_a_statement_begun_in_an_earlier_segment_is_written_again():
         "wrote": "invntory",
         "now": "inventory",
     }
+
+
+UNTYPED = BEFORE.replace(") -> int:\n    return inventory", "):\n    inventory")
+
+
+def test_a_name_the_documentation_cannot_unseat_is_written_without_asking_for_it():
+    api = ScriptedApi(UNTYPED, misspelling, lambda written: {"st": -0.1, "re": -6.0})
+    dot = walk(UNTYPED)
+    assert run(api, dot) == ".stock_level(sku)\n"
+    assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature"]
+
+
+def test_a_choice_the_documentation_could_change_asks_for_it():
+    api = ScriptedApi(UNTYPED, misspelling, lambda written: {"st": -0.1, "re": -1.0})
+    dot = walk(UNTYPED)
+    assert run(api, dot) == ".stock_level(sku)\n"
+    assert [q["kind"] for q in dot.trace["queries"]][:2] == ["completions", "documentation"]
+
+
+def test_decided_is_what_choose_writes_with_any_documentation():
+    weights = RankWeights()
+    items = [
+        CompletionCandidate("stock_level", "method"),
+        CompletionCandidate("reorder_point", "method"),
+        CompletionCandidate("sku_count", "method"),
+    ]
+    # Documentation that favours each rival as far as it can: relevant words, and the
+    # expected type as what it returns.
+    favouring = [
+        [
+            CompletionCandidate(
+                c.name,
+                c.kind,
+                documentation="the on hand stock level of a sku" if c.name == rival else "",
+                returns="int" if c.name == rival else "",
+            )
+            for c in items
+        ]
+        for rival in ("reorder_point", "sku_count")
+    ]
+    seen = set()
+    for text in (BEFORE, UNTYPED):
+        intent = intent_at(text + ".")
+        for gap in (0.5, 1.5, 2.5, 4.0, 7.0, 9.0):
+            top = {"st": -0.1, "re": -0.1 - gap, "sku": -0.1 - gap}
+            sure = decided(items, top, intent, weights=weights)
+            for documented in favouring:
+                chosen = choose(
+                    documented, top, intent, weights=weights, static=True, escape_margin=4.0
+                ).name
+                if sure is not None:
+                    assert chosen == sure
+            seen.add(sure)
+    assert seen == {None, "stock_level"}  # both outcomes met
