@@ -41,7 +41,9 @@ class LlamaServer:
         self.port = port or free_port()
         self.api_key = api_key
         self.verbose = verbose  # its log then says how much of each prompt its cache held
-        self.binary = binary  # llama.cpp's llama-server; "": llama-cpp-python's server
+        # llama.cpp's llama-server (absolute: the server starts in a neutral directory);
+        # "": llama-cpp-python's server.
+        self.binary = str(Path(binary).resolve()) if binary else ""
         self.slots = slots  # llama-server's parallel sequences, each with its own cache
         self.process: subprocess.Popen[bytes] | None = None
         self.log = Path(tempfile.mkdtemp(prefix="llama-server-")) / "server.log"
