@@ -53,7 +53,7 @@ format: $(STAMP) ## Apply ruff format and safe fixes
 	$(VENV)/bin/ruff check --fix steerlsp server models prompts tests bench
 
 # llama.cpp's own server, for bench/served.py (built from the llama.cpp that
-# llama-cpp-python vendors; about 2 min on two cores, once).
+# llama-cpp-python vendors, linked statically; about 4 min on two cores, once).
 LLAMA_SERVER := bench/.build/llama-server
 $(LLAMA_SERVER):
 	PYTHON=$(PY) bash bench/build_llama_server.sh $@
