@@ -36,6 +36,7 @@ from steerlsp.models.steering.ranking.relevance import (
     Ranked,
     RankWeights,
     rank_candidates,
+    settled_without_documentation,
 )
 
 
@@ -128,32 +129,22 @@ def decided(
     intent: Intent,
     *,
     weights: RankWeights,
-    usage: DocumentUsage | None = None,
-    own: str = "",
     typed: str = "",
 ) -> str | None:
     """The name :func:`choose` writes whatever the items' documentation says, or None
-    when the documentation could change it. Documentation moves a name's relevance
-    within [0, 1] and its expected-type bonus between 0 and its weight (where a type
-    is expected), so a leader whose other parts beat every other name's by more than
-    those weights wins with any documentation; and where no other name shares its
-    first token, no constrained choice among names can overturn it. Exact: asking the
-    documentation only where this is None changes no completion."""
-    if len(items) < 2:
-        return items[0].name if items else None
-    floor = weights.missing_logprob
-    firsts = first_tokens([c.name for c in items], top, floor, typed)
-    first = {n: v for n, (_, v) in firsts.items()}
-    ranked = _ranking(items, first, intent, weights, usage, own, typed)
-    swing = abs(weights.relevance) + (abs(weights.expected_type) if intent.expected else 0.0)
-    rest = sorted((r.score - weights.relevance * r.relevance - r.expected, r.name) for r in ranked)
-    (lead, leader), runner_up = rest[-1], rest[-2][0]
-    token = firsts[leader][0]
-    if not token or lead <= runner_up + swing:
-        return None
-    if any(firsts[c.name][0] == token for c in items if c.name != leader):
-        return None
-    return leader
+    when the documentation could change it (``settled_without_documentation``, on the
+    first tokens; where no other name shares the leader's, no constrained choice
+    among names can overturn it either)."""
+    firsts = first_tokens([c.name for c in items], top, weights.missing_logprob, typed)
+    candidates = [Candidate(c.name, "", c.kind, c.deprecated, "") for c in items]
+    return settled_without_documentation(
+        candidates,
+        {n: v for n, (_, v) in firsts.items()},
+        intent,
+        weights=weights,
+        first_of={n: t or None for n, (t, _) in firsts.items()},
+        typed=typed,
+    )
 
 
 def plausible(items: list[CompletionCandidate], typed: str) -> list[CompletionCandidate]:

@@ -95,8 +95,9 @@ class MemberWalk:
         intent = intent_at(self.before + written)
         own = intent.function if _SELF_DOT.search(self.before + written) else ""
         usage = self._document_usage() if self.weights.usage else None
-        sure = decided(items, top, intent, weights=self.weights, usage=usage, own=own, typed=typed)
-        if sure is None:  # the documentation can still change the choice: read it
+        if (
+            decided(items, top, intent, weights=self.weights, typed=typed) is None
+        ):  # the documentation can still change the choice: read it
             items = self._documented(text, offset, items, top, typed, bool(intent.expected))
         started = time.perf_counter()
         chosen: Chosen = choose(

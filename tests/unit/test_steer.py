@@ -494,6 +494,45 @@ def test_only_the_contenders_documentation_is_asked_and_it_decides_relevance(inn
     assert top["tidy"]["relevance"] > 0 and top["items"]["relevance"] == 0
 
 
+def test_a_leader_no_documentation_can_unseat_is_walked_without_asking_for_it(inner, pool):
+    """The model's favourite leads the others' log-probabilities by more than relevance
+    (and, where a type is expected, the expected-type bonus) can add: its documentation
+    changes no choice, so none is asked. Where the lead is smaller, it is asked."""
+    head = "def normalize_record(obj):\n    x = obj"
+    fillers = [method(f"zz{n}") for n in range(5)]
+    listed = completions(method("items"), method("tidy"), *fillers)
+    sure = Script({head + ".items()\n": 0.98, head + ".tidy()\n": 0.02})
+    run = steered(inner, sure, head, listed, pool)
+    assert run.text == ".items()\n"
+    assert "documentation" not in [q["query"] for q in run.trace["queries"]]
+    assert listed.documented_for == []
+    assert run.trace["rankings"][0]["documented"] is False
+    close = Script({head + ".items()\n": 0.6, head + ".tidy()\n": 0.4})
+    run = steered(inner, close, head, listed, pool)
+    assert "documentation" in [q["query"] for q in run.trace["queries"]]
+    assert run.trace["rankings"][0]["documented"] is True
+    # Where a type is expected, the bonus it could give is counted too: the same lead
+    # no longer settles it.
+    typed = "def as_payload(obj) -> dict:\n    return obj"
+    expected = Script({typed + ".items()\n": 0.98, typed + ".tidy()\n": 0.02})
+    run = steered(inner, expected, typed, listed, pool)
+    assert "documentation" in [q["query"] for q in run.trace["queries"]]
+
+
+def test_a_settled_leader_found_deprecated_has_the_others_documented_after_all(
+    inner, pool, tmp_path
+):
+    """``dict`` leads by far, but its source deprecates it: the documentation is asked
+    then, and the ranking goes on as if it had been asked first."""
+    script = Script({DICT: 0.97, DUMP: 0.03})
+    analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
+    run = steered(inner, script, HEAD, analysis, pool, SteeringOptions(hints=False, names=False))
+    assert run.text == ".model_dump()\n"
+    kinds = [q["query"] for q in run.trace["queries"]]
+    assert kinds.index("documentation") > kinds.index("definitions")
+    assert run.trace["rankings"][0]["documented"] is True
+
+
 def test_where_a_type_is_expected_the_first_public_items_are_documented_too(inner, pool):
     """What each item returns is in its documentation (its signature): on a ``return``
     of a ``-> dict`` function, the first public items are documented, not only the
@@ -1051,15 +1090,14 @@ def test_the_trace_records_triggers_queries_and_rankings(inner, pool):
     assert completion["query"] == "completions" and completion["offset"] == 1
     assert completion["outcome"] == "ok" and completion["results"] == 2
     assert completion["latency_ms"] >= completion["blocked_ms"] >= 0
-    # The contenders' documentation; no class named in the items' details: nothing
-    # prefetched; then the two likeliest names were resolved (the script has no
-    # definitions: no result).
-    assert run.trace["queries"][1]["query"] == "documentation"
-    assert run.trace["queries"][1]["results"] == 2
-    assert run.trace["queries"][2]["query"] == "definitions"
-    assert run.trace["queries"][2]["results"] == 0
-    assert [q["query"] for q in run.trace["queries"][3:5]] == ["definition", "definition"]
-    assert all("results" not in q for q in run.trace["queries"][3:5])
+    # No documentation: ``update`` leads ``items`` by more than it could change. No
+    # class named in the items' details: nothing prefetched; then the two likeliest
+    # names were resolved (the script has no definitions: no result).
+    assert run.trace["queries"][1]["query"] == "definitions"
+    assert run.trace["queries"][1]["results"] == 0
+    assert run.trace["rankings"][0]["documented"] is False
+    assert [q["query"] for q in run.trace["queries"][2:4]] == ["definition", "definition"]
+    assert all("results" not in q for q in run.trace["queries"][2:4])
     assert [r["name"] for r in run.trace["rankings"][0]["top"]] == ["update", "items"]
     assert run.trace["waited_ms"] >= 0 and run.trace["hints"] == []
 

@@ -349,6 +349,48 @@ def rank_candidates(
     return sorted(ranked, key=lambda r: -r.score)  # stable: ties keep the list's order
 
 
+def settled_without_documentation(
+    candidates: Sequence[Candidate],
+    logprobs: Mapping[str, float],
+    intent: Intent,
+    *,
+    weights: RankWeights,
+    first_of: Mapping[str, object],
+    typed: str = "",
+) -> str | None:
+    """The name that ranks first whatever the candidates' documentation says, or None
+    when their documentation could change the order's head.
+
+    ``logprobs`` are first-token log-probabilities (an upper bound of each whole
+    name's, and the whole when no other name shares the leader's first token, which
+    ``first_of`` tells). Documentation moves a name's relevance and expected-type
+    bonus, and a replacement inherits a deprecated name's log-probability, so the
+    bound is taken loosely: the model's favourite leads when its log-probability and
+    its own penalties beat every other's log-probability by more than everything
+    else can add (relevance, the expected-type bonus where a type may be expected,
+    usage). Exact: asking the documentation only where this is None changes no
+    ranking's winner."""
+    w = weights
+    if not candidates or w.logprob <= 0:
+        return None
+    floor = w.missing_logprob
+    lp = {c.name: max(logprobs.get(c.name, floor), floor) for c in candidates}
+    leader = max(candidates, key=lambda c: lp[c.name])
+    rivals = [c for c in candidates if c.name != leader.name]
+    if not rivals:
+        return leader.name
+    token = first_of.get(leader.name)
+    if token is None or any(first_of.get(c.name) == token for c in rivals):
+        return None
+    parts = [w.relevance, w.usage]
+    if type_heads(intent.expected) or intent.subclasses:
+        parts.append(w.expected_type)
+    low = w.logprob * lp[leader.name] + _metadata_penalty(leader, typed, w)
+    low += sum(min(part, 0.0) for part in parts)
+    high = max(w.logprob * lp[c.name] for c in rivals) + sum(max(part, 0.0) for part in parts)
+    return leader.name if low > high else None
+
+
 _TYPE_ALIASES = {
     "Dict": "dict",
     "List": "list",

@@ -3,7 +3,8 @@
 At a trigger (``obj.``, ``obj.na``, ``from pkg import``) the completion items
 are asked, and with them the files of their classes (for deprecations). When
 the name is due, the items that continue what was typed are spelled as a token
-trie in the line's context; the ranker scores them by whole-identifier
+trie in the line's context, and the contenders are documented (unless their
+documentation cannot change the choice); the ranker scores them by whole-identifier
 log-probability (one pass on the shared cache, as a token tree), intent
 relevance and metadata, while the contenders' definitions are resolved
 (``stages/deprecations.py``); a deprecated favourite gets a hint; then the
@@ -31,7 +32,12 @@ from steerlsp.models.steering.processors.candidates import (
 )
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.ranker import Ranker
-from steerlsp.models.steering.ranking.relevance import DocumentUsage, Intent
+from steerlsp.models.steering.ranking.relevance import (
+    Candidate,
+    DocumentUsage,
+    Intent,
+    settled_without_documentation,
+)
 from steerlsp.models.steering.stages.base import Answer, Files, Inputs, Query, Stage, Step
 from steerlsp.models.steering.stages.deprecations import Deprecations, definition_files
 from steerlsp.models.steering.stages.walking import Walk
@@ -155,21 +161,20 @@ class MemberWalk(Stage):
         first_token = {
             c.name: float(first[trie.spellings[remainder[c.name]].tokens[0]]) for c in spelled.items
         }
-        items = self._documented(point, spelled.items, first_token, spelled.typed)
+        settled = self._settled(found, spelled, first_token)
+        items = spelled.items
+        if settled is None:
+            items = self._documented(point, items, first_token, spelled.typed)
         by_first = sorted(items, key=lambda c: -first_token[c.name])
-        ranker = self._ranker(point, items, first_token, spelled.typed) if o.rank else None
-        # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
-        contenders = by_first[:RESOLVE_FOR_DEPRECATION]
-        if ranker is not None:
-            contenders += [ranker.item(r.name) for r in ranker.proxy[:RESOLVE_FOR_DEPRECATION]]
-        asked = (
-            self.deprecations.ask(point, found, items, contenders, files) if o.deprecation else None
+        ranker, logprobs, deprecated = self._rank(
+            step, logits, point, found, files, items, first_token, spelled
         )
-        # The scoring pass runs while the analysis resolves the contenders' definitions.
-        logprobs = (
-            ranker.score(step.scorer, logits, trie, remainder) if ranker is not None else None
-        )
-        deprecated = self.deprecations.read(items, asked)
+        if settled is not None and settled in deprecated:
+            # The leader is deprecated: the others' documentation may decide after all.
+            items = self._documented(point, items, first_token, spelled.typed)
+            ranker, logprobs, deprecated = self._rank(
+                step, logits, point, found, files, items, first_token, spelled
+            )
         favourite = by_first[0].name
         if o.hints and favourite in deprecated:
             note = deprecated[favourite]
@@ -183,9 +188,67 @@ class MemberWalk(Stage):
         if ranker is not None and logprobs is not None:
             ranked = ranker.final(logprobs, deprecated)
             chosen = [r.name for r in ranked]
-            self.trace.rankings.append(ranker.traced(len(self.written.text), ranked))
+            traced = ranker.traced(len(self.written.text), ranked)
+            traced["documented"] = not (settled is not None and settled not in deprecated)
+            self.trace.rankings.append(traced)
         self._walk(step, point, found, spelled, chosen, deprecated)
         return logits
+
+    def _settled(
+        self,
+        found: list[CompletionCandidate],
+        spelled: _Spelled,
+        first_token: dict[str, float],
+    ) -> str | None:
+        """The name the walk will write whatever the items' documentation says, where
+        that is sure before asking for it (``settled_without_documentation``): the
+        ranker follows one name of a statically known list, so the order after the
+        first does not matter. None: ask."""
+        o = self.options
+        static = o.mode == "mask" or (o.mode == "auto" and static_members(found))
+        if not (o.rank and o.follow == 1 and static):
+            return None
+        used = self._document_usage().score if self.weights.usage else (lambda name: 0.0)
+        trie, remainder = spelled.trie, spelled.remainder
+        return settled_without_documentation(
+            [Candidate(c.name, "", c.kind, c.deprecated, "", used(c.name)) for c in spelled.items],
+            first_token,
+            self._intent_of(self.written.whole),
+            weights=self.weights,
+            first_of={n: trie.spellings[r].tokens[0] for n, r in remainder.items()},
+            typed=spelled.typed,
+        )
+
+    def _rank(
+        self,
+        step: Step,
+        logits: torch.Tensor,
+        point: TriggerPoint,
+        found: list[CompletionCandidate],
+        files: Files | None,
+        items: list[CompletionCandidate],
+        first_token: dict[str, float],
+        spelled: _Spelled,
+    ) -> tuple[Ranker | None, dict[str, float] | None, dict[str, Deprecation]]:
+        """The ranker over ``items``, its log-probabilities (scored while the
+        contenders' definitions are resolved), and the deprecations found."""
+        o = self.options
+        by_first = sorted(items, key=lambda c: -first_token[c.name])
+        ranker = self._ranker(point, items, first_token, spelled.typed) if o.rank else None
+        # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
+        contenders = by_first[:RESOLVE_FOR_DEPRECATION]
+        if ranker is not None:
+            contenders += [ranker.item(r.name) for r in ranker.proxy[:RESOLVE_FOR_DEPRECATION]]
+        asked = (
+            self.deprecations.ask(point, found, items, contenders, files) if o.deprecation else None
+        )
+        # The scoring pass runs while the analysis resolves the contenders' definitions.
+        logprobs = (
+            ranker.score(step.scorer, logits, spelled.trie, spelled.remainder)
+            if ranker is not None
+            else None
+        )
+        return ranker, logprobs, self.deprecations.read(items, asked)
 
     def _documented(
         self,
