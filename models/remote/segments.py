@@ -81,14 +81,14 @@ class Segments:
             if not steering or self.walk is None:
                 out.stop = "eos"
                 break
-            token = self._after_stop(out)
+            token, after = self._after_stop(out)
             if token is None:
                 out.stop = "eos"
                 break
             if token == "." or token[1:2].isalnum() or token[1:2] == "_":
                 self._append(out, ".")  # ``obj.`` or ``obj.get`` as one token
                 if self.walk.due():
-                    self._steer(out)
+                    self._steer(out, after if token == "." else None)
             else:  # a ``.`` that starts no name (``...``, ``.\n``), or the stop's end
                 self._append(out, token)
             if self.ends(out.text):
@@ -100,11 +100,13 @@ class Segments:
             out.trace = self.walk.trace
         return out
 
-    def _steer(self, out: Segmented) -> None:
-        """At a member trigger: the walk's name, written."""
+    def _steer(self, out: Segmented, top: dict[str, float] | None = None) -> None:
+        """At a member trigger: the walk's name, written. ``top``: the k likeliest
+        tokens of the name's start, where the probe at the stop already told them."""
         assert self.walk is not None
         waited = time.perf_counter()
-        rest = self.walk.at_dot(out.text, lambda: self._top(out.text), self._picker(out.text))
+        top_of = (lambda: top) if top is not None else (lambda: self._top(out.text))
+        rest = self.walk.at_dot(out.text, top_of, self._picker(out.text))
         out.steering_seconds += time.perf_counter() - waited
         if rest:
             self._append(out, rest)
@@ -129,13 +131,26 @@ class Segments:
             return "length"
         return "length" if finish == "length" else finish or "stop"
 
-    def _after_stop(self, out: Segmented) -> str | None:
-        """The token the model writes where the segment stopped at a stop string: None
-        for nothing (the stop was its end of text). One greedy token, without
+    def _after_stop(self, out: Segmented) -> tuple[str | None, dict[str, float] | None]:
+        """The token the model writes where the segment stopped at a stop string (None
+        for nothing: the stop was its end of text), and, where the walk ranks on the
+        server's log-probabilities and that token is a lone ``.``, the k likeliest
+        tokens after it: one greedy request of two tokens, where the name's start would
+        otherwise cost a request of its own. Without ranking, one token and no
         log-probabilities (on llama-cpp-python's server those cost a whole prompt
         evaluation)."""
-        probe = self.api.complete(self.prompt + out.text, self.deadline, max_tokens=1)
-        return probe.text or None
+        assert self.walk is not None
+        if not self.walk.ranks:
+            probe = self.api.complete(self.prompt + out.text, self.deadline, max_tokens=1)
+            return probe.text or None, None
+        probe = self.api.complete(
+            self.prompt + out.text, self.deadline, max_tokens=2, logprobs=TOP_K
+        )
+        if not probe.tokens:  # no tokens told: the text decides, as a one-token probe's
+            return probe.text or None, None
+        first = probe.tokens[0]
+        after = dict(probe.top[1]) if first == "." and len(probe.top) > 1 else None
+        return first or None, after
 
     def _top(self, written: str) -> dict[str, float]:
         """The k likeliest next tokens after ``written``."""

@@ -79,6 +79,11 @@ class RemoteSteering:
         )
         self._mark: tuple[MonitorState, int] = (self.monitor.fork(), 0)  # see ``mark``
 
+    @property
+    def ranks(self) -> bool:
+        """Whether the member walk ranks on the server's log-probabilities."""
+        return self.walk.rank
+
     def open(self) -> bool:
         """Whether steering may still ask (the completion's caps)."""
         return self.questions.open()

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from steerlsp.models.options import SteeringOptions
-from steerlsp.models.remote.api import Capabilities, Choice
+from steerlsp.models.remote.api import TOP_K, Capabilities, Choice
 from steerlsp.models.remote.client import Deadline
 from steerlsp.models.remote.keywords import keywords_written
 from steerlsp.models.remote.members import choose, decided, first_tokens
@@ -52,6 +52,7 @@ class ScriptedApi:
         self.client = SimpleNamespace(requests=0)
         self.capabilities = Capabilities(top_logprobs=True, constraint=constraint)
         self.picked: list[tuple[str, ...]] = []
+        self.probed: list[tuple[str, int, int]] = []  # (written, max_tokens, logprobs) asked
         self.streamed = 0  # pieces handed out
         self.closed_early = 0  # streams left before their end
 
@@ -101,8 +102,15 @@ class ScriptedApi:
             chosen = max(choices, key=lambda c: (_agreeing(c, text), -len(c)))
             return Choice(chosen + ("(" if then_end else ""), "stop")
         first = "." if text.startswith(".") else text[:1]
-        top = (self.tops(written),) if logprobs else ()
-        return Choice(first, "length", (first,) if first else (), (), top)
+        if not logprobs:
+            return Choice(first, "length")
+        tokens, top = ((first,) if first else ()), (self.tops(written),)
+        if max_tokens > 1 and first:  # the next token too, and the likeliest after ``first``
+            after = written + first
+            second = self.writes(after)[:1]
+            tokens, top = (first, second), (*top, self.tops(after))
+        self.probed.append((written, max_tokens, logprobs))
+        return Choice("".join(tokens), "length", tokens, (), top)
 
 
 def _agreeing(a: str, b: str) -> int:
@@ -510,3 +518,22 @@ def test_decided_is_what_choose_writes_with_any_documentation():
                     assert chosen == sure
             seen.add(sure)
     assert seen == {None, "stock_level"}  # both outcomes met
+
+
+def test_the_probe_at_a_stop_tells_the_names_start_too():
+    """Where the walk ranks on log-probabilities, the request that tells what the model
+    writes at the stop asks two tokens: a lone ``.``'s likeliest successors are the
+    name's first tokens, and no request of their own is made."""
+    tops = {"": {".": -0.1}, ".": {"st": -0.4, "re": -3.0}}
+    api = ScriptedApi(BEFORE, misspelling, lambda written: tops.get(written, {}))
+    dot = walk()
+    assert run(api, dot) == ".stock_level(sku)\n"
+    assert api.probed == [("", 2, TOP_K)]  # one request with log-probabilities, at the stop
+    assert dot.trace["rankings"][0]["chosen"] == "stock_level"
+
+
+def test_without_ranking_the_probe_is_one_token_without_log_probabilities():
+    api = ScriptedApi(BEFORE, misspelling)
+    dot = walk(rank=False)
+    assert run(api, dot) == ".stock_level(sku)\n"  # the model's choice, constrained
+    assert api.probed == []
