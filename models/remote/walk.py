@@ -95,9 +95,9 @@ class MemberWalk:
         intent = intent_at(self.before + written)
         own = intent.function if _SELF_DOT.search(self.before + written) else ""
         usage = self._document_usage() if self.weights.usage else None
-        if (
-            decided(items, top, intent, weights=self.weights, typed=typed) is None
-        ):  # the documentation can still change the choice: read it
+        # The documentation only where it can still change the choice.
+        documented = decided(items, top, intent, weights=self.weights, typed=typed) is None
+        if documented:
             items = self._documented(text, offset, items, top, typed, bool(intent.expected))
         started = time.perf_counter()
         chosen: Chosen = choose(
@@ -114,6 +114,7 @@ class MemberWalk:
         )
         self.questions.spend(time.perf_counter() - started)
         ranking = traced(len(written), chosen, intent, len(items))
+        ranking["documented"] = documented
         ranking["score_ms"] = round((time.perf_counter() - started) * 1000, 1)
         self.trace["rankings"].append(ranking)
         if not self.options.rank or chosen.name is None:

@@ -474,6 +474,7 @@ def test_a_name_the_documentation_cannot_unseat_is_written_without_asking_for_it
     dot = walk(UNTYPED)
     assert run(api, dot) == ".stock_level(sku)\n"
     assert [q["kind"] for q in dot.trace["queries"]] == ["completions", "signature"]
+    assert dot.trace["rankings"][0]["documented"] is False
 
 
 def test_a_choice_the_documentation_could_change_asks_for_it():
