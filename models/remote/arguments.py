@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.keywords import Closed, Keyword, arguments_written
-from steerlsp.models.remote.questions import Asked, Questions
-from steerlsp.models.steering.analysis import Analysis
+from steerlsp.models.remote.questions import Asked
+from steerlsp.models.remote.stage import Inputs, Stage
 from steerlsp.models.steering.monitor import CallContext, MonitorState
 from steerlsp.models.steering.parameters import CallShape, argument_spans
 from steerlsp.models.steering.stages.keywords import counted, given_arguments, shape_of
@@ -32,25 +31,13 @@ Picker = Callable[[str], Pick | None]
 _KEYWORD_ARGUMENT = re.compile(r"[A-Za-z_]\w*\s*=(?!=)")
 
 
-class ArgumentAudit:
+class ArgumentAudit(Stage):
     """The calls one completion writes, checked against their signatures (see the
     module doc). Offsets into the document's window are monitor offsets."""
 
-    def __init__(
-        self,
-        analysis: Analysis,
-        options: SteeringOptions,
-        questions: Questions,
-        rewinds: list[dict[str, object]],
-        *,
-        window: str,
-        before: str,
-        after: str,
-    ) -> None:
-        self.analysis, self.options, self.questions = analysis, options, questions
-        self.window, self.before, self.after = window, before, after
+    def __init__(self, inputs: Inputs) -> None:
+        super().__init__(inputs)
         self.rewinds = 0  # arguments written again
-        self._traced_rewinds = rewinds
         # Signatures asked as soon as a call's argument starts, by its ``(``.
         self._signatures: dict[int, Asked] = {}
 
@@ -175,7 +162,7 @@ class ArgumentAudit:
         return written[:cut] + chosen + "="
 
     def _traced(self, kind: str, callee: str, wrote: str, offered: list[str], now: str) -> None:
-        self._traced_rewinds.append(
+        self.trace["rewinds"].append(
             {"kind": kind, "callee": callee, "wrote": wrote, "offered": offered[:10], "now": now}
         )
 

@@ -64,15 +64,7 @@ class Questions:
             answer, outcome = None, type(exc).__name__
         elapsed = time.perf_counter() - started
         self.waited += elapsed
-        self.traced.append(
-            {
-                "kind": what,
-                "offset": offset,
-                "ms": round(elapsed * 1000, 1),
-                "outcome": outcome,
-                "results": len(answer) if isinstance(answer, list) else 0,
-            }
-        )
+        self._trace(what, offset, elapsed, outcome, len(answer) if isinstance(answer, list) else 0)
         return answer
 
     def send(self, question: Callable[[float], Any]) -> Asked:
@@ -91,17 +83,25 @@ class Questions:
             answer, outcome = None, type(exc).__name__
         waited = time.perf_counter() - started
         self.waited += waited
-        self.traced.append(
-            {
-                "kind": what,
-                "offset": offset,
-                "ms": round((time.perf_counter() - asked.sent) * 1000, 1),
-                "waited_ms": round(waited * 1000, 1),
-                "outcome": outcome,
-                "results": 1 if answer is not None else 0,
-            }
-        )
+        elapsed = time.perf_counter() - asked.sent
+        self._trace(what, offset, elapsed, outcome, 1 if answer is not None else 0, waited)
         return answer
+
+    def _trace(
+        self,
+        what: str,
+        offset: int,
+        elapsed: float,
+        outcome: str,
+        results: int,
+        waited: float | None = None,
+    ) -> None:
+        """The trace's entry for one question; ``waited``: of a question sent ahead, how
+        long its answer was waited for."""
+        entry: dict[str, Any] = {"kind": what, "offset": offset, "ms": round(elapsed * 1000, 1)}
+        if waited is not None:
+            entry["waited_ms"] = round(waited * 1000, 1)
+        self.traced.append(entry | {"outcome": outcome, "results": results})
 
 
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None

@@ -15,6 +15,7 @@ from typing import Any
 from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.arguments import ArgumentAudit, Pick, Picker
 from steerlsp.models.remote.questions import Questions
+from steerlsp.models.remote.stage import Inputs
 from steerlsp.models.remote.undefined import NameAudit
 from steerlsp.models.remote.walk import MemberWalk
 from steerlsp.models.steering.analysis import Analysis
@@ -51,31 +52,11 @@ class RemoteSteering:
             "notes": [],
         }
         self.questions = Questions(options, self.trace["queries"])
-        self.walk = MemberWalk(
-            analysis, options, self.questions, self.trace, before=before, after=after, rank=rank
-        )
-        self.arguments = ArgumentAudit(
-            analysis,
-            options,
-            self.questions,
-            self.trace["rewinds"],
-            window=window,
-            before=before,
-            after=after,
-        )
+        inputs = Inputs(analysis, options, self.questions, self.trace, window, before, after)
+        self.walk = MemberWalk(inputs, rank=rank)
+        self.arguments = ArgumentAudit(inputs)
         self.names = (
-            NameAudit(
-                analysis,
-                options,
-                self.questions,
-                self.trace["rewinds"],
-                window=window,
-                monitor=self.monitor,
-                before=before,
-                after=after,
-            )
-            if options.names and options.max_rewinds > 0
-            else None
+            NameAudit(inputs, self.monitor) if options.names and options.max_rewinds > 0 else None
         )
         self._mark: tuple[MonitorState, int] = (self.monitor.fork(), 0)  # see ``mark``
 

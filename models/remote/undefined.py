@@ -6,10 +6,8 @@ with ``ast`` where the document allows, else asked of the analysis, once."""
 
 from __future__ import annotations
 
-from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.arguments import Picker
-from steerlsp.models.remote.questions import Questions
-from steerlsp.models.steering.analysis import Analysis
+from steerlsp.models.remote.stage import Inputs, Stage
 from steerlsp.models.steering.monitor import MonitorState
 from steerlsp.models.steering.stages.names import (
     MAX_NAMES,
@@ -22,29 +20,16 @@ from steerlsp.models.steering.stages.names import (
 from steerlsp.models.steering.stages.scope import NameCheck, names_in_scope
 
 
-class NameAudit:
+class NameAudit(Stage):
     """The statements one completion ends, checked for undefined names (see the module
     doc). Offsets are monitor offsets: into the window and what follows it."""
 
-    def __init__(
-        self,
-        analysis: Analysis,
-        options: SteeringOptions,
-        questions: Questions,
-        rewinds: list[dict[str, object]],
-        *,
-        window: str,
-        monitor: MonitorState,
-        before: str,
-        after: str,
-    ) -> None:
-        self.analysis, self.options, self.questions = analysis, options, questions
-        self.window, self.before, self.after = window, before, after
-        self.check = NameCheck(statement_start=statement_start(window, monitor))
+    def __init__(self, inputs: Inputs, monitor: MonitorState) -> None:
+        super().__init__(inputs)
+        self.check = NameCheck(statement_start=statement_start(self.window, monitor))
         self.rewinds = 0  # names written again
-        self._traced_rewinds = rewinds
         self._loaded: bool | None = None
-        self._checked_upto = len(window)  # statements ending here or before are checked
+        self._checked_upto = len(self.window)  # statements ending here or before are checked
 
     def audit(self, monitor: MonitorState, written: str, picker: Picker) -> str | None:
         """``written`` up to the first name read by a statement ended since the last
@@ -63,7 +48,7 @@ class NameAudit:
                     if chosen is not None:
                         self.rewinds += 1
                         self._checked_upto = found.offset
-                        self._traced_rewinds.append(
+                        self.trace["rewinds"].append(
                             {"kind": "undefined name", "wrote": found.name, "now": chosen}
                         )
                         return written[:cut] + chosen

@@ -8,9 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import Any
 
-from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.arguments import Pick
 from steerlsp.models.remote.members import (
     Chosen,
@@ -20,8 +18,9 @@ from steerlsp.models.remote.members import (
     plausible,
     traced,
 )
-from steerlsp.models.remote.questions import Questions, pool
-from steerlsp.models.steering.analysis import Analysis, CompletionCandidate
+from steerlsp.models.remote.questions import pool
+from steerlsp.models.remote.stage import Inputs, Stage
+from steerlsp.models.steering.analysis import CompletionCandidate
 from steerlsp.models.steering.ranking.intent import intent_at
 from steerlsp.models.steering.ranking.relevance import DocumentUsage, RankWeights
 from steerlsp.models.steering.stages.members import (
@@ -36,25 +35,13 @@ from steerlsp.models.steering.stages.members import (
 _SELF_DOT = re.compile(r"(?<![\w.])(?:self|cls)\.[ \t]*$")
 
 
-class MemberWalk:
+class MemberWalk(Stage):
     """The member names one completion writes (see the module doc)."""
 
-    def __init__(
-        self,
-        analysis: Analysis,
-        options: SteeringOptions,
-        questions: Questions,
-        trace: dict[str, Any],
-        *,
-        before: str,
-        after: str,
-        rank: bool,
-    ) -> None:
-        self.analysis, self.options, self.questions = analysis, options, questions
-        self.before, self.after = before, after
+    def __init__(self, inputs: Inputs, *, rank: bool) -> None:
+        super().__init__(inputs)
         self.rank = rank  # on the server's log-probabilities; else the model, constrained
-        self.weights: RankWeights = options.rank_weights()
-        self.trace = trace
+        self.weights: RankWeights = inputs.options.rank_weights()
         self._usage: DocumentUsage | None = None
 
     def choose(
