@@ -222,16 +222,42 @@ _LONG_PROBE = "".join(f"def scale_{i}(value):\n    return value * {i}\n\n\n" for
 
 
 def _logprobs_cached(api: Api, deadline: Deadline) -> bool:
-    """Whether a ``logprobs`` request on a prompt the server has just seen costs about
-    what a plain one does (its prefix cache serves both)."""
+    """Whether a ``logprobs`` request on a prompt the server has just seen is served by
+    its prefix cache. Where the answer says how many prompt tokens were evaluated
+    (llama.cpp's ``timings.prompt_n``), that decides, whatever the machine's load.
+    Elsewhere it is timed against a plain request; an answer neither clearly fast nor
+    clearly slow is timed once more (the faster of the two counts), so that one busy
+    moment does not decide for the whole session."""
     api.complete(_LONG_PROBE, deadline, max_tokens=1)  # now cached
-    started = time.perf_counter()
-    api.complete(_LONG_PROBE, deadline, max_tokens=1)
-    plain = time.perf_counter() - started
-    started = time.perf_counter()
-    api.complete(_LONG_PROBE, deadline, max_tokens=1, logprobs=5)
-    with_logprobs = time.perf_counter() - started
-    return with_logprobs < 3 * plain + 0.1
+    body = {"model": api.model, "prompt": _LONG_PROBE, "max_tokens": 1, "temperature": 0.0}
+    plain, with_logprobs = math.inf, math.inf
+    for _ in range(_TIMINGS):
+        started = time.perf_counter()
+        api.complete(_LONG_PROBE, deadline, max_tokens=1)
+        plain = min(plain, time.perf_counter() - started)
+        started = time.perf_counter()
+        answer = api.client.post("/completions", body | {"logprobs": 5}, deadline)
+        with_logprobs = min(with_logprobs, time.perf_counter() - started)
+        evaluated = _prompt_evaluated(answer)
+        if evaluated is not None:
+            return evaluated <= _CACHED_AT_MOST
+        if with_logprobs < 3 * plain + 0.1:
+            return True
+        if with_logprobs > 10 * plain + 0.5:
+            return False  # the prompt evaluated again, beyond doubt
+    return False
+
+
+# A prompt the cache served leaves a token or so to evaluate (of about 300).
+_CACHED_AT_MOST = 32
+_TIMINGS = 2
+
+
+def _prompt_evaluated(answer: Any) -> int | None:
+    """How many prompt tokens the server evaluated for ``answer``, where it says."""
+    timings = answer.get("timings") if isinstance(answer, dict) else None
+    evaluated = timings.get("prompt_n") if isinstance(timings, dict) else None
+    return evaluated if isinstance(evaluated, int) and not isinstance(evaluated, bool) else None
 
 
 def constrained(kind: str, choices: tuple[str, ...], *, then_end: bool = False) -> dict[str, Any]:

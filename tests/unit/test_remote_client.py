@@ -148,7 +148,8 @@ def test_connect_probes_what_the_server_supports(stub):
             ok(top),  # logprobs: k
             (400, {}, [b'{"error": {"message": "grammar not supported"}}'], 0),
             ok(completion(" zebra")),  # guided_choice followed
-            *[ok(completion(" x"))] * 3,  # a prompt cached, timed plain, timed with logprobs
+            # A prompt cached, then timed plain and with logprobs (no timings said).
+            *[ok(completion(" x"))] * 3,
         ]
     )
     api = connect(client_for(server), "", Deadline.within(5))
@@ -158,19 +159,22 @@ def test_connect_probes_what_the_server_supports(stub):
     assert server.seen[2][2]["grammar"] == 'root ::= " zebra"'
     assert server.seen[3][2]["guided_choice"] == [" zebra"]
     assert server.seen[6][2]["logprobs"] == 5 and "logprobs" not in server.seen[5][2]
+    assert len(server.seen) == 7  # fast at once: not timed again
 
 
 def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(stub):
     top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
-    slow = (200, {"Content-Type": "application/json"}, [json.dumps(top).encode()], 0.5)
+    slow = (200, {"Content-Type": "application/json"}, [json.dumps(top).encode()], 0.8)
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
             ok(top),
             ok(completion(" zebra")),  # grammar followed
             ok(completion(" x")),
+            # llama-cpp-python evaluates the whole prompt again for logprobs, each time
+            # (and says nothing of it): slow, beyond doubt.
             ok(completion(" x")),
-            slow,  # llama-cpp-python evaluates the whole prompt again for logprobs
+            slow,
         ]
     )
     capabilities = connect(client_for(server), "", Deadline.within(5)).capabilities
@@ -236,3 +240,47 @@ def test_logprobs_are_read_in_the_completions_and_the_chat_shape():
     read = choice_of(chat)
     assert read.tokens == ("system",) and read.token_logprobs == (-0.37,)
     assert read.top == ({"system": -0.37, "getcwd": -1.9},)
+
+
+@pytest.mark.parametrize(("evaluated", "cached"), [(1, True), (389, False)])
+def test_where_the_server_says_what_it_evaluated_that_decides_not_the_clock(
+    stub, evaluated, cached
+):
+    """llama.cpp's answers count the prompt tokens evaluated (``timings.prompt_n``): one
+    request tells whether the cache served it, however busy the machine is."""
+    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
+    said = top | {"timings": {"prompt_n": evaluated, "prompt_ms": 9000.0}}
+    server = stub(
+        [
+            ok({"data": [{"id": "gemma"}]}),
+            ok(top),
+            ok(completion(" zebra")),  # grammar followed
+            ok(completion(" x")),
+            ok(completion(" x")),
+            ok(said),
+        ]
+    )
+    capabilities = connect(client_for(server), "", Deadline.within(5)).capabilities
+    assert capabilities.logprobs_cached is cached
+    assert len(server.seen) == 6  # decided by what it said, not timed again
+
+
+def test_a_logprobs_answer_neither_clearly_fast_nor_slow_is_timed_again(stub):
+    """One busy moment must not decide for the session: a middling answer is timed once
+    more, and the faster of the two counts."""
+    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
+    middling = (200, {"Content-Type": "application/json"}, [json.dumps(top).encode()], 0.3)
+    server = stub(
+        [
+            ok({"data": [{"id": "gemma"}]}),
+            ok(top),
+            ok(completion(" zebra")),  # grammar followed
+            ok(completion(" x")),
+            ok(completion(" x")),
+            middling,
+            ok(completion(" x")),
+            ok(top),
+        ]
+    )
+    capabilities = connect(client_for(server), "", Deadline.within(5)).capabilities
+    assert capabilities.logprobs_cached and len(server.seen) == 8
