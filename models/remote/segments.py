@@ -4,8 +4,9 @@ Each segment is one streamed completion that stops at ``.`` (the monitor's membe
 trigger). Where the cursor itself is at a member's name, the first segment streams
 with log-probabilities and its first step ranks the members while the server
 writes on; the model's name is kept where it is the walk's choice (see
-``Segments._segment``). At the stop, one greedy one-token request tells what the model writes
-there: nothing (the stop was its end), a ``.`` that begins no name (``...``,
+``Segments._segment``). At a stop, one short greedy request tells what the model
+writes there (with the name's first tokens after a lone ``.``, where the walk
+ranks): nothing (the stop was its end), a ``.`` that begins no name (``...``,
 ``.5``), or a member access. At a member access in code (the monitor decides, as
 in-process) the analysis lists the receiver's members and ``RemoteSteering``
 chooses one (``steering.py``, ``members.py``); the next segment continues the
