@@ -152,10 +152,8 @@ class Api:
         max_tokens: int,
         stop: tuple[str, ...] = (),
         sampling: dict[str, Any] | None = None,
-        logprobs: int = 0,
-    ) -> Iterator[tuple[str, str, dict[str, float] | None]]:
-        """(text piece, finish reason or "", the k likeliest tokens at the piece's
-        first step where ``logprobs`` asks them, else None) as the server streams them."""
+    ) -> Iterator[tuple[str, str]]:
+        """(text piece, finish reason or "") as the server streams them."""
         body: dict[str, Any] = {
             "model": self.model,
             "prompt": prompt,
@@ -164,12 +162,9 @@ class Api:
         }
         if stop:
             body["stop"] = list(stop)
-        if logprobs:
-            body["logprobs"] = logprobs
         for event in self.client.stream("/completions", body, deadline):
-            piece = choice_of(event)
-            top = piece.top[0] if logprobs and piece.top else None
-            yield piece.text, piece.finish, top
+            first = _first_choice(event)
+            yield str(first.get("text") or ""), str(first.get("finish_reason") or "")
 
 
 def served_models(client: Client, deadline: Deadline) -> list[str]:

@@ -1,13 +1,10 @@
 """Decoding through the API, segment by segment: the thesis's interrupt strategy.
 
 Each segment is one streamed completion that stops at ``.`` (the monitor's member
-trigger). Where the cursor itself is at a member's name, the first segment streams
-with log-probabilities and its first step ranks the members while the server
-writes on; the model's name is kept where it is the walk's choice (see
-``Segments._segment``). At a stop, one short greedy request tells what the model
-writes there (with the name's first tokens after a lone ``.``, where the walk
-ranks): nothing (the stop was its end), a ``.`` that begins no name (``...``,
-``.5``), or a member access. At a member access in code (the monitor decides, as
+trigger). At a stop, one short greedy request tells what the model writes there
+(with the name's first tokens after a lone ``.``, where the walk ranks): nothing
+(the stop was its end), a ``.`` that begins no name (``...``, ``.5``), or a member
+access. At a member access in code (the monitor decides, as
 in-process) the analysis lists the receiver's members and ``RemoteSteering``
 chooses one (``steering.py``, ``members.py``); the next segment continues the
 prompt after it. After each segment the keyword arguments it wrote are audited
@@ -23,7 +20,6 @@ piece, and a segment that has reached the end is closed at once.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,14 +29,6 @@ from steerlsp.models.remote.api import TOP_K, Api
 from steerlsp.models.remote.client import Deadline
 from steerlsp.models.remote.members import continues
 from steerlsp.models.remote.steering import RemoteSteering
-
-_IDENTIFIER = re.compile(r"[A-Za-z0-9_]*")
-
-
-def _identifier(text: str) -> str:
-    """The identifier characters ``text`` begins with."""
-    match = _IDENTIFIER.match(text)
-    return match.group() if match else ""
 
 
 @dataclass
@@ -76,20 +64,13 @@ class Segments:
     def run(self) -> Segmented:
         started, sent = time.perf_counter(), self.api.client.requests
         out = Segmented("", "max_tokens")
-        name_first = False  # the cursor is after ``obj.`` (or in its name): the name first
         if self.walk is not None and self.walk.members and self.walk.open() and self.walk.due():
-            if self.walk.ranks:
-                name_first = True  # decided on the first segment's first step, as it streams
-            else:
-                self._steer(out)
+            self._steer(out)  # the cursor is after ``obj.`` (or in its name): the name first
         while out.pieces < self.max_tokens:
             steering = self.walk is not None and self.walk.members and self.walk.open()
             if self.walk is not None:
                 self.walk.mark(out.text)
-            finish = self._segment(out, (".",) if steering else (), name_first=name_first)
-            name_first = False
-            if finish == "rewritten":  # the walk's name, not the model's: go on after it
-                continue
+            finish = self._segment(out, (".",) if steering else ())
             if self.walk is not None:
                 rewritten = self.walk.audit(out.text, self._picker)
                 if rewritten is not None:  # a keyword written again: go on after its ``=``
@@ -123,81 +104,33 @@ class Segments:
     def _steer(self, out: Segmented, top: dict[str, float] | None = None) -> None:
         """At a member trigger: the walk's name, written. ``top``: the k likeliest
         tokens of the name's start, where the probe at the stop already told them."""
-        rest = self._decide(out, top)
-        if rest:
-            self._append(out, rest)
-
-    def _decide(self, out: Segmented, top: dict[str, float] | None) -> str | None:
-        """The rest of the name the walk writes after ``out.text``, or None for the
-        model's own. ``top``: the name's first tokens, where known (else asked)."""
         assert self.walk is not None
         waited = time.perf_counter()
         top_of = (lambda: top) if top is not None else (lambda: self._top(out.text))
         rest = self.walk.at_dot(out.text, top_of, self._picker(out.text))
         out.steering_seconds += time.perf_counter() - waited
-        return rest
+        if rest:
+            self._append(out, rest)
 
-    def _segment(self, out: Segmented, stop: tuple[str, ...], *, name_first: bool = False) -> str:
+    def _segment(self, out: Segmented, stop: tuple[str, ...]) -> str:
         """Stream one segment into ``out``: "stop_rule" when the text reached its end,
-        "length" at the token limit, "rewritten" where it began with a name the walk
-        replaced, else the server's reason (a stop string or EOS).
-
-        ``name_first``: the segment begins with a member's name. It is streamed with
-        log-probabilities, and its first step's k likeliest tokens rank the members
-        while the server goes on writing: the model's name is held until complete, then
-        kept where it is the walk's choice, so that the usual case costs no request of
-        its own; else the stream is left, and the walk's name written instead."""
+        "length" at the token limit, else the server's reason (a stop string or EOS)."""
         finish = ""
-        held: list[str] | None = [] if name_first else None  # the name's pieces, undecided
-        rest: str | None = None
-        decided = False
-        for piece, reason, top in self.api.stream(
+        for piece, reason in self.api.stream(
             self.prompt + out.text,
             self.deadline,
             max_tokens=self.max_tokens - out.pieces,
             stop=stop,
             sampling=self.sampling,
-            logprobs=TOP_K if name_first else 0,
         ):
-            finish = reason or finish
-            if held is not None:
-                if not decided and (piece or top is not None):
-                    rest, decided = self._decide(out, top), True
-                held.append(piece)
-                written = "".join(held)
-                if _identifier(written) == written and not reason:
-                    continue  # the model's name may go on
-                if not self._keep(out, held, rest):
-                    return "rewritten"  # leaving the stream closes it
-                held = None
-                if self.ends(out.text):
-                    return "stop_rule"
-                continue
             if piece:
                 self._append(out, piece)
                 if self.ends(out.text):
                     return "stop_rule"  # leaving the stream closes it
-        if held is not None:  # the stream ended in the name, or before it
-            if not decided:
-                self._steer(out)
-                return "rewritten"
-            if not self._keep(out, held, rest):
-                return "rewritten"
+            finish = reason or finish
         if out.pieces >= self.max_tokens:
             return "length"
         return "length" if finish == "length" else finish or "stop"
-
-    def _keep(self, out: Segmented, held: list[str], rest: str | None) -> bool:
-        """The model's held pieces, written where its name is the walk's choice (or the
-        walk left the name to it); else the walk's name instead. Whether they were."""
-        own = _identifier("".join(held))
-        if rest is not None and own != rest:
-            self._append(out, rest)
-            return False
-        for piece in held:
-            if piece:
-                self._append(out, piece)
-        return True
 
     def _after_stop(self, out: Segmented) -> tuple[str | None, dict[str, float] | None]:
         """The token the model writes where the segment stopped at a stop string (None

@@ -61,18 +61,10 @@ class ScriptedApi:
         return prompt[len(self.prompt) :]
 
     def stream(
-        self,
-        prompt: str,
-        deadline: Deadline,
-        *,
-        max_tokens: int,
-        stop=(),
-        sampling=None,
-        logprobs: int = 0,
-    ) -> Iterator[tuple[str, str, dict[str, float] | None]]:
+        self, prompt: str, deadline: Deadline, *, max_tokens: int, stop=(), sampling=None
+    ) -> Iterator[tuple[str, str]]:
         self.client.requests += 1
-        written = self._written(prompt)
-        text = self.writes(written)
+        text = self.writes(self._written(prompt))
         cuts = [text.find(s) for s in stop if s in text]
         finish = "stop"
         if cuts:
@@ -84,8 +76,7 @@ class ScriptedApi:
         try:
             for index, piece in enumerate(pieces):
                 self.streamed += 1
-                top = self.tops(written + "".join(pieces[:index])) if logprobs else None
-                yield piece, finish if index == len(pieces) - 1 else "", top
+                yield piece, finish if index == len(pieces) - 1 else ""
             done = True
         finally:
             if not done:
@@ -547,35 +538,3 @@ def test_without_ranking_the_probe_is_one_token_without_log_probabilities():
     dot = walk(rank=False)
     assert run(api, dot) == ".stock_level(sku)\n"  # the model's choice, constrained
     assert api.probed == []
-
-
-def test_at_the_cursor_the_models_own_name_when_chosen_costs_no_request_of_its_own():
-    """The first segment streams with log-probabilities: its first step ranks the
-    members while the server writes on, and the model's name, once whole, is kept
-    where it is the walk's choice: one request in all."""
-    before = BEFORE + "."
-    api = ScriptedApi(before, lambda written: "" if written else "stock_level(sku)\n")
-    api.tops = lambda written: {"st": -0.2, "re": -3.0} if written == "" else {}
-    dot = walk(before)
-    assert run(api, dot) == "stock_level(sku)\n"
-    assert api.client.requests == 1 and api.probed == []
-    assert dot.trace["rankings"][0]["chosen"] == "stock_level"
-
-
-def test_at_the_cursor_a_name_the_walk_replaces_is_left_as_soon_as_it_is_whole():
-    before = BEFORE + "."
-    api = ScriptedApi(before, lambda written: "(sku)\n" if written else "stok_level(sku)\n")
-    api.tops = lambda written: {"st": -0.4, "re": -3.0} if written == "" else {}
-    dot = walk(before)
-    assert run(api, dot) == "stock_level(sku)\n"
-    assert api.client.requests == 2 and api.probed == []  # two streams, no other request
-    # The first left at the end of the model's name, the second at the line's end.
-    assert api.closed_early == 2
-
-
-def test_at_the_cursor_a_model_that_writes_nothing_still_gets_the_walks_name():
-    before = BEFORE + "."
-    api = ScriptedApi(before, lambda written: "(sku)\n" if written else "")
-    api.tops = lambda written: {"st": -0.4, "re": -3.0}
-    assert run(api, walk(before)) == "stock_level(sku)\n"
-    assert api.probed == [("", 1, TOP_K)]  # its first tokens asked on their own
