@@ -104,6 +104,7 @@ class Choice:
     token_logprobs: tuple[float, ...] = ()  # nan where the server gives none (the first)
     top: tuple[dict[str, float], ...] = ()  # the k likeliest tokens at each step
     offsets: tuple[int, ...] = ()  # each token's start in prompt + text (echo) or text
+    evaluated: int | None = None  # prompt tokens the server evaluated, where it says
 
 
 @dataclass
@@ -229,18 +230,16 @@ def _logprobs_cached(api: Api, deadline: Deadline) -> bool:
     clearly slow is timed once more (the faster of the two counts), so that one busy
     moment does not decide for the whole session."""
     api.complete(_LONG_PROBE, deadline, max_tokens=1)  # now cached
-    body = {"model": api.model, "prompt": _LONG_PROBE, "max_tokens": 1, "temperature": 0.0}
     plain, with_logprobs = math.inf, math.inf
     for _ in range(_TIMINGS):
         started = time.perf_counter()
         api.complete(_LONG_PROBE, deadline, max_tokens=1)
         plain = min(plain, time.perf_counter() - started)
         started = time.perf_counter()
-        answer = api.client.post("/completions", body | {"logprobs": 5}, deadline)
+        answer = api.complete(_LONG_PROBE, deadline, max_tokens=1, logprobs=5)
         with_logprobs = min(with_logprobs, time.perf_counter() - started)
-        evaluated = _prompt_evaluated(answer)
-        if evaluated is not None:
-            return evaluated <= _CACHED_AT_MOST
+        if answer.evaluated is not None:
+            return answer.evaluated <= _CACHED_AT_MOST
         if with_logprobs < 3 * plain + 0.1:
             return True
         if with_logprobs > 10 * plain + 0.5:
@@ -311,6 +310,7 @@ def choice_of(answer: Any) -> Choice:
         values,
         top,
         offsets,
+        _prompt_evaluated(answer),
     )
 
 

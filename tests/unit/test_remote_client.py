@@ -134,6 +134,10 @@ def test_a_url_with_credentials_or_another_scheme_is_refused():
         Endpoint("file:///etc/passwd")
 
 
+# An answer with the k likeliest tokens at its one step (the completions shape).
+TOP = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
+
+
 def test_connect_names_the_models_served_when_the_wanted_one_is_not(stub):
     server = stub([ok({"data": [{"id": "gemma"}, {"id": "qwen"}]})])
     with pytest.raises(RemoteRejected, match=r"does not serve the model 'llama'.*gemma, qwen"):
@@ -141,11 +145,10 @@ def test_connect_names_the_models_served_when_the_wanted_one_is_not(stub):
 
 
 def test_connect_probes_what_the_server_supports(stub):
-    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
-            ok(top),  # logprobs: k
+            ok(TOP),  # logprobs: k
             (400, {}, [b'{"error": {"message": "grammar not supported"}}'], 0),
             ok(completion(" zebra")),  # guided_choice followed
             # A prompt cached, then timed plain and with logprobs (no timings said).
@@ -163,12 +166,11 @@ def test_connect_probes_what_the_server_supports(stub):
 
 
 def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(stub):
-    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
-    slow = (200, {"Content-Type": "application/json"}, [json.dumps(top).encode()], 0.8)
+    slow = (200, {"Content-Type": "application/json"}, [json.dumps(TOP).encode()], 0.8)
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
-            ok(top),
+            ok(TOP),
             ok(completion(" zebra")),  # grammar followed
             ok(completion(" x")),
             # llama-cpp-python evaluates the whole prompt again for logprobs, each time
@@ -248,12 +250,11 @@ def test_where_the_server_says_what_it_evaluated_that_decides_not_the_clock(
 ):
     """llama.cpp's answers count the prompt tokens evaluated (``timings.prompt_n``): one
     request tells whether the cache served it, however busy the machine is."""
-    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
-    said = top | {"timings": {"prompt_n": evaluated, "prompt_ms": 9000.0}}
+    said = TOP | {"timings": {"prompt_n": evaluated, "prompt_ms": 9000.0}}
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
-            ok(top),
+            ok(TOP),
             ok(completion(" zebra")),  # grammar followed
             ok(completion(" x")),
             ok(completion(" x")),
@@ -268,18 +269,17 @@ def test_where_the_server_says_what_it_evaluated_that_decides_not_the_clock(
 def test_a_logprobs_answer_neither_clearly_fast_nor_slow_is_timed_again(stub):
     """One busy moment must not decide for the session: a middling answer is timed once
     more, and the faster of the two counts."""
-    top = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
-    middling = (200, {"Content-Type": "application/json"}, [json.dumps(top).encode()], 0.3)
+    middling = (200, {"Content-Type": "application/json"}, [json.dumps(TOP).encode()], 0.3)
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
-            ok(top),
+            ok(TOP),
             ok(completion(" zebra")),  # grammar followed
             ok(completion(" x")),
             ok(completion(" x")),
             middling,
             ok(completion(" x")),
-            ok(top),
+            ok(TOP),
         ]
     )
     capabilities = connect(client_for(server), "", Deadline.within(5)).capabilities
