@@ -225,31 +225,23 @@ _LONG_PROBE = "".join(f"def scale_{i}(value):\n    return value * {i}\n\n\n" for
 def _logprobs_cached(api: Api, deadline: Deadline) -> bool:
     """Whether a ``logprobs`` request on a prompt the server has just seen is served by
     its prefix cache. Where the answer says how many prompt tokens were evaluated
-    (llama.cpp's ``timings.prompt_n``), that decides, whatever the machine's load.
-    Elsewhere it is timed against a plain request; an answer neither clearly fast nor
-    clearly slow is timed once more (the faster of the two counts), so that one busy
-    moment does not decide for the whole session."""
+    (llama.cpp's ``timings.prompt_n``), that decides, whatever the machine's load;
+    elsewhere the request is timed against a plain one (once: the probe shares the
+    first completion's deadline)."""
     api.complete(_LONG_PROBE, deadline, max_tokens=1)  # now cached
-    plain, with_logprobs = math.inf, math.inf
-    for _ in range(_TIMINGS):
-        started = time.perf_counter()
-        api.complete(_LONG_PROBE, deadline, max_tokens=1)
-        plain = min(plain, time.perf_counter() - started)
-        started = time.perf_counter()
-        answer = api.complete(_LONG_PROBE, deadline, max_tokens=1, logprobs=5)
-        with_logprobs = min(with_logprobs, time.perf_counter() - started)
-        if answer.evaluated is not None:
-            return answer.evaluated <= _CACHED_AT_MOST
-        if with_logprobs < 3 * plain + 0.1:
-            return True
-        if with_logprobs > 10 * plain + 0.5:
-            return False  # the prompt evaluated again, beyond doubt
-    return False
+    started = time.perf_counter()
+    api.complete(_LONG_PROBE, deadline, max_tokens=1)
+    plain = time.perf_counter() - started
+    started = time.perf_counter()
+    answer = api.complete(_LONG_PROBE, deadline, max_tokens=1, logprobs=5)
+    with_logprobs = time.perf_counter() - started
+    if answer.evaluated is not None:
+        return answer.evaluated <= _CACHED_AT_MOST
+    return with_logprobs < 3 * plain + 0.1
 
 
 # A prompt the cache served leaves a token or so to evaluate (of about 300).
 _CACHED_AT_MOST = 32
-_TIMINGS = 2
 
 
 def _prompt_evaluated(answer: Any) -> int | None:
