@@ -68,6 +68,19 @@ _KINDS = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class _Listed:
+    """What a walk's ranking starts from: the step, its logits, the trigger, the items
+    listed there (and the files of their classes), and their spellings."""
+
+    step: Step
+    logits: torch.Tensor
+    point: TriggerPoint
+    found: list[CompletionCandidate]
+    files: Files | None
+    spelled: _Spelled
+
+
 @dataclass
 class _Spelled:
     """The items that continue what was typed, and their spellings after it."""
@@ -166,15 +179,12 @@ class MemberWalk(Stage):
         if settled is None:
             items = self._documented(point, items, first_token, spelled.typed)
         by_first = sorted(items, key=lambda c: -first_token[c.name])
-        ranker, logprobs, deprecated = self._rank(
-            step, logits, point, found, files, items, first_token, spelled
-        )
+        listed = _Listed(step, logits, point, found, files, spelled)
+        ranker, logprobs, deprecated = self._rank(listed, items, first_token)
         if settled is not None and settled in deprecated:
             # The leader is deprecated: the others' documentation may decide after all.
             items = self._documented(point, items, first_token, spelled.typed)
-            ranker, logprobs, deprecated = self._rank(
-                step, logits, point, found, files, items, first_token, spelled
-            )
+            ranker, logprobs, deprecated = self._rank(listed, items, first_token)
         favourite = by_first[0].name
         if o.hints and favourite in deprecated:
             note = deprecated[favourite]
@@ -220,19 +230,12 @@ class MemberWalk(Stage):
         )
 
     def _rank(
-        self,
-        step: Step,
-        logits: torch.Tensor,
-        point: TriggerPoint,
-        found: list[CompletionCandidate],
-        files: Files | None,
-        items: list[CompletionCandidate],
-        first_token: dict[str, float],
-        spelled: _Spelled,
+        self, listed: _Listed, items: list[CompletionCandidate], first_token: dict[str, float]
     ) -> tuple[Ranker | None, dict[str, float] | None, dict[str, Deprecation]]:
         """The ranker over ``items``, its log-probabilities (scored while the
         contenders' definitions are resolved), and the deprecations found."""
         o = self.options
+        point, spelled = listed.point, listed.spelled
         by_first = sorted(items, key=lambda c: -first_token[c.name])
         ranker = self._ranker(point, items, first_token, spelled.typed) if o.rank else None
         # Who could be chosen: the model's likeliest names and the ranker's (on first tokens).
@@ -240,11 +243,13 @@ class MemberWalk(Stage):
         if ranker is not None:
             contenders += [ranker.item(r.name) for r in ranker.proxy[:RESOLVE_FOR_DEPRECATION]]
         asked = (
-            self.deprecations.ask(point, found, items, contenders, files) if o.deprecation else None
+            self.deprecations.ask(point, listed.found, items, contenders, listed.files)
+            if o.deprecation
+            else None
         )
         # The scoring pass runs while the analysis resolves the contenders' definitions.
         logprobs = (
-            ranker.score(step.scorer, logits, spelled.trie, spelled.remainder)
+            ranker.score(listed.step.scorer, listed.logits, spelled.trie, spelled.remainder)
             if ranker is not None
             else None
         )
