@@ -76,7 +76,8 @@ class SteeringOptions:
     takes 0.6-0.8 s on 2 quiet cores, two or three times that on busy ones), and
     ``max_queries`` its questions; ``budget_total`` and ``max_queries_total`` cap
     a whole completion, so that every line of a body is steered and none waits
-    long. ``query_timeout`` is one question's own limit (2 s). A tuned pylsp
+    long. ``query_timeout`` is one question's own limit (2 s), counted from when its
+    answer is due (a question asked before the prefill has the prefill). A tuned pylsp
     answers at ``obj.`` on a small class in 36 ms and on pydantic's ``BaseModel``
     in 180-260 ms, and a question overlaps the forward pass (or prefill) it was
     started before. Six queries cover a line's attribute accesses and calls (the
@@ -115,7 +116,7 @@ class SteeringOptions:
     brackets: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
-    query_timeout: float = 2.0  # seconds: one question's own limit
+    query_timeout: float = 2.0  # seconds: one question's own limit, from when it is due
     max_queries: int = 6  # per generated line
     max_interrupts: int = 2
     budget: float = 3.0  # seconds of waiting for due answers per generated line

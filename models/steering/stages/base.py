@@ -40,6 +40,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# How long a question may wait, on its pool thread, to be due: the questions the
+# cursor implies are asked before the prefill, which takes 3 to 7.5 s for a
+# 1,000-token prompt on two busy slow cores (``bench/steering_latency.py``, just
+# opened). Counting their limit from the asking timed Jedi's first list out during
+# the prefill on such a machine, so whether a name was steered depended on the load.
+ASKED_AHEAD = 10.0
+
 
 # Where the listed items' classes are defined (group -> path, 0-based line), and its future.
 Definitions: TypeAlias = dict[str, tuple[str, int | None]]
@@ -152,7 +159,13 @@ class Budget:
         self.line = 0  # the generated line being written (0: the cursor's)
         self.line_queries = 0
         self.line_waited = 0.0
-        self.limit = options.query_timeout  # a question's own limit, on its pool thread
+        # A question's own limit, counted from when it is due (``wait``): what the
+        # decode loop stands still for. On its pool thread a question may have waited
+        # before that for as long as the forward passes (or the prefill) it was asked
+        # ahead of took, so there it has ``ahead`` more: the time it waits unread must
+        # not decide whether it is answered.
+        self.limit = options.query_timeout
+        self.ahead = options.query_timeout + ASKED_AHEAD
 
     def at_line(self, line: int) -> None:
         """The text written so far ends on generated line ``line``: a new line (or one
@@ -203,14 +216,15 @@ class Budget:
         self.trace.waited_ms = round(self.waited * 1000, 2)
 
     def wait_for(self, future: concurrent.futures.Future[Any]) -> None:
-        """Wait for ``future`` within :meth:`left`, without reading it."""
+        """Wait for ``future`` within :meth:`left` and ``limit``, without reading it."""
         started = time.perf_counter()
-        concurrent.futures.wait([future], timeout=self.left())
+        concurrent.futures.wait([future], timeout=min(self.left(), self.limit))
         self.block(time.perf_counter() - started)
 
     def wait(self, query: Query) -> Answer:
-        """The query's answer within :meth:`left`; None on a timeout or error. Traced."""
-        left = self.left()
+        """The query's answer within :meth:`left` and ``limit``; None on a timeout or
+        error. Traced."""
+        left = min(self.left(), self.limit)
         waited_from = time.perf_counter()
         entry: dict[str, Any] = {"query": query.kind, "offset": query.at}
         try:

@@ -337,7 +337,7 @@ class UndefinedNames(Stage):
             before=written.before,
             after=written.after,
             monitor=written.prefix_monitor,
-            limit=inputs.budget.limit,
+            limit=inputs.budget.ahead,
         )
         return cls(inputs, guard)
 

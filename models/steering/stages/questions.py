@@ -52,9 +52,10 @@ class Questions:
             return
         self.budget.count_query()
         text, document_offset = self.written.speculative(at)
-        # The budget counts from when the answer is due (``Budget.wait``), not from
-        # now: a prefetched query has the forward pass (or the prefill) for free.
-        future = submit(text, document_offset, self.budget.limit)
+        # The budget and the question's own limit count from when the answer is due
+        # (``Budget.wait``), not from now: a prefetched query has the forward pass (or
+        # the prefill) for free.
+        future = submit(text, document_offset, self.budget.ahead)
         at_point = self.written.generated(point.offset)
         self.pending.append(Query(kind, future, time.perf_counter(), point, at_point, owner))
 
