@@ -72,12 +72,16 @@ class SteeringOptions:
     that a document version and position get the same completion whatever the
     machine's load (issue 23 found 4 of 24 positions writing another name from
     run to run when the loop gave each answer 250 ms). ``budget`` caps all that
-    waiting in one generated line (3 s: a cold Jedi's first question on a library
-    takes 0.6-0.8 s on 2 quiet cores, two or three times that on busy ones), and
+    waiting in one generated line (4 s: a cold Jedi's first question on a library
+    takes 0.6-0.8 s on 2 quiet cores, two or three times that on busy ones, and on
+    a slow 2-core machine pandas' ``DataFrame`` list, its documentation and its
+    definitions took 2.2-2.8 s together), and
     ``max_queries`` its questions; ``budget_total`` and ``max_queries_total`` cap
     a whole completion, so that every line of a body is steered and none waits
-    long. ``query_timeout`` is one question's own limit (2 s), counted from when its
-    answer is due (a question asked before the prefill has the prefill). A tuned pylsp
+    long. ``query_timeout`` is one question's own limit (3 s), counted from when its
+    answer is due (a question asked before the prefill has the prefill); at 2 s the
+    same ``DataFrame`` list answered in one run and not in the next on that machine
+    (``bench/next_identifier.py`` twice). A tuned pylsp
     answers at ``obj.`` on a small class in 36 ms and on pydantic's ``BaseModel``
     in 180-260 ms, and a question overlaps the forward pass (or prefill) it was
     started before. Six queries cover a line's attribute accesses and calls (the
@@ -116,13 +120,13 @@ class SteeringOptions:
     brackets: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
-    query_timeout: float = 2.0  # seconds: one question's own limit, from when it is due
+    query_timeout: float = 3.0  # seconds: one question's own limit, from when it is due
     max_queries: int = 6  # per generated line
     max_interrupts: int = 2
-    budget: float = 3.0  # seconds of waiting for due answers per generated line
+    budget: float = 4.0  # seconds of waiting for due answers per generated line
     # The caps over a whole completion: a body's later lines are steered too, within them.
     max_queries_total: int = 24
-    budget_total: float = 6.0
+    budget_total: float = 8.0
     rank_logprob: float = _WEIGHTS.logprob
     rank_relevance: float = _WEIGHTS.relevance
     rank_deprecated: float = _WEIGHTS.deprecated
