@@ -208,7 +208,9 @@ async def test_a_refused_key_and_a_wrong_model_say_what_to_fix(start_raw, tmp_pa
     served = LlamaServer(api_key="sesame").start()
     try:
         monkeypatch.setenv("TEAM_KEY", "wrong")
-        client = await start(start_raw, tmp_path, options=remote(served.url, apiKeyEnv="TEAM_KEY"))
+        client = await start(
+            start_raw, tmp_path, options=remote(served.url, apiKeyEnv="TEAM_KEY", timeoutMs=30000)
+        )
         model = await failed(client)
         assert "refused the API key" in model["error"] and "apiKeyEnv" in model["error"]
         assert "sesame" not in model["error"] and "wrong" not in model["error"]
@@ -216,12 +218,16 @@ async def test_a_refused_key_and_a_wrong_model_say_what_to_fix(start_raw, tmp_pa
         client = await start(
             start_raw,
             tmp_path,
-            options=remote(served.url, apiKeyEnv="TEAM_KEY", remoteModel="llama-70b"),
+            options=remote(
+                served.url, apiKeyEnv="TEAM_KEY", remoteModel="llama-70b", timeoutMs=30000
+            ),
         )
         model = await failed(client)
         assert "does not serve the model 'llama-70b'" in model["error"]
         assert MODEL in model["error"]  # what it does serve
-        client = await start(start_raw, tmp_path, options=remote(served.url, apiKeyEnv="TEAM_KEY"))
+        client = await start(
+            start_raw, tmp_path, options=remote(served.url, apiKeyEnv="TEAM_KEY", timeoutMs=30000)
+        )
         assert (await connected(client))["remote"]["model"] == MODEL
     finally:
         served.kill()
