@@ -145,7 +145,6 @@ def test_connect_names_the_models_served_when_the_wanted_one_is_not(stub):
 
 
 def test_connect_probes_what_the_server_supports(stub):
-
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
@@ -167,7 +166,6 @@ def test_connect_probes_what_the_server_supports(stub):
 
 
 def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(stub):
-
     slow = (200, {"Content-Type": "application/json"}, [json.dumps(TOP).encode()], 0.8)
     server = stub(
         [
@@ -252,7 +250,6 @@ def test_where_the_server_says_what_it_evaluated_that_decides_not_the_clock(
 ):
     """llama.cpp's answers count the prompt tokens evaluated (``timings.prompt_n``): one
     request tells whether the cache served it, however busy the machine is."""
-
     said = TOP | {"timings": {"prompt_n": evaluated, "prompt_ms": 9000.0}}
     server = stub(
         [

@@ -204,6 +204,11 @@ class Budget:
         o = self.options
         return max(0.0, min(o.budget - self.line_waited, o.budget_total - self.waited))
 
+    def _patience(self) -> float:
+        """How long the loop may stand still for an answer due now: ``left()``, within
+        the question's own limit."""
+        return min(self.left(), self.limit)
+
     def spend(self, seconds: float) -> None:
         """Time the completion spent steering but not waiting (a hint's splice)."""
         self.waited += seconds
@@ -218,13 +223,13 @@ class Budget:
     def wait_for(self, future: concurrent.futures.Future[Any]) -> None:
         """Wait for ``future`` within :meth:`left` and ``limit``, without reading it."""
         started = time.perf_counter()
-        concurrent.futures.wait([future], timeout=min(self.left(), self.limit))
+        concurrent.futures.wait([future], timeout=self._patience())
         self.block(time.perf_counter() - started)
 
     def wait(self, query: Query) -> Answer:
         """The query's answer within :meth:`left` and ``limit``; None on a timeout or
         error. Traced."""
-        left = min(self.left(), self.limit)
+        left = self._patience()
         waited_from = time.perf_counter()
         entry: dict[str, Any] = {"query": query.kind, "offset": query.at}
         try:
