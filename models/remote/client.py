@@ -65,7 +65,6 @@ class Endpoint:
 
     url: str  # the API's base, e.g. http://gpu-box:8000/v1
     api_key: str = ""  # sent as a bearer token when set
-    timeout: float = 10.0  # seconds one request may take, retries included
 
     def __post_init__(self) -> None:
         parts = urllib.parse.urlsplit(self.url)
@@ -90,10 +89,11 @@ class Deadline:
 
     at: float
     cancelled: Callable[[], bool] = lambda: False
+    seconds: float = 0.0  # the limit it was set from, as messages quote it
 
     @staticmethod
     def within(seconds: float, cancelled: Callable[[], bool] = lambda: False) -> Deadline:
-        return Deadline(time.monotonic() + seconds, cancelled)
+        return Deadline(time.monotonic() + seconds, cancelled, seconds)
 
     def left(self) -> float:
         return self.at - time.monotonic()
@@ -149,7 +149,7 @@ class Client:
             left = deadline.left()
             if left <= 0:
                 raise RemoteUnavailable(
-                    f"{self.endpoint.shown} did not answer within {self.endpoint.timeout:g} s"
+                    f"{self.endpoint.shown} did not answer within {deadline.seconds:g} s"
                 )
             opened = self._open(method, path, payload, deadline)
             status = opened.response.status
@@ -165,7 +165,7 @@ class Client:
                     continue
                 raise RemoteUnavailable(
                     f"{self.endpoint.shown} is overloaded (HTTP {status}) and stayed so "
-                    f"for {self.endpoint.timeout:g} s: {error}"
+                    f"for {deadline.seconds:g} s: {error}"
                 )
             raise RemoteRejected(_rejection(self.endpoint, path, status, error), status)
 
@@ -300,7 +300,8 @@ def _failure(exc: BaseException, watch: _Watch, endpoint: Endpoint) -> BaseExcep
     if watch.reason == "cancelled":
         return RemoteCancelled()
     if watch.reason == "deadline" or isinstance(exc, TimeoutError | socket.timeout):
-        return RemoteUnavailable(f"{endpoint.shown} did not answer within {endpoint.timeout:g} s")
+        seconds = watch.deadline.seconds
+        return RemoteUnavailable(f"{endpoint.shown} did not answer within {seconds:g} s")
     if isinstance(exc, ConnectionRefusedError):
         return RemoteUnavailable(
             f"nothing listens at {endpoint.shown} (connection refused)", gone=True

@@ -57,6 +57,12 @@ log = logging.getLogger(__name__)
 # seldom overrun by much.
 CHARS_PER_TOKEN = 2.5
 
+# The most seconds finding the server's model and probing what it supports may take,
+# where ``model.timeoutMs`` is less: it happens once per connection, and on a CPU
+# server the probe that tells whether ``logprobs`` are served from the prompt cache
+# evaluates a 400-token prompt twice (6-9 s with llama-cpp-python on 2 cores).
+PROBE_TIMEOUT = 30.0
+
 
 @dataclass(frozen=True)
 class RemoteSettings:
@@ -81,7 +87,7 @@ class RemoteCompleter:
         fallback: Callable[[], Completer] | None = None,
     ) -> None:
         self.settings = settings
-        self.endpoint = Endpoint(settings.endpoint, settings.api_key, settings.timeout)
+        self.endpoint = Endpoint(settings.endpoint, settings.api_key)
         self.client = Client(self.endpoint)
         self.api: Api | None = None
         self.error = ""  # why the last request failed, for steerlsp/status
@@ -102,7 +108,8 @@ class RemoteCompleter:
         server was lost). Raises :class:`RemoteError`."""
         with self._lock:
             if self.api is None:
-                deadline = Deadline.within(self.settings.timeout, cancelled)
+                limit = max(self.settings.timeout, PROBE_TIMEOUT)
+                deadline = Deadline.within(limit, cancelled)
                 self.api = connect(self.client, self.settings.model, deadline)
                 self.error = ""
                 log.info(
@@ -273,7 +280,7 @@ class RemoteCompleter:
         if wanted <= 0:
             return ()
         until = time.monotonic() + options.alternatives_budget
-        budget = Deadline(min(until, deadline.at), deadline.cancelled)
+        budget = Deadline(min(until, deadline.at), deadline.cancelled, deadline.seconds)
 
         def draw(sampling: Sampling) -> str | None:
             try:

@@ -94,7 +94,7 @@ async def test_inline_completion_from_the_server(start_raw, tmp_path, server):
     model = await connected(client)
     assert model["backend"] == "openai"
     status = model["remote"]
-    assert status["state"] == "connected" and status["model"] == MODEL
+    assert status["state"] == "connected" and status["model"] == MODEL, status
     # llama-cpp-python evaluates the whole prompt again for logprobs: the model chooses
     # among the listed names under a grammar instead of the ranker ranking them.
     assert status["capabilities"] == {

@@ -23,6 +23,7 @@ from steerlsp.models.remote.client import (
     RemoteRejected,
     RemoteUnavailable,
 )
+from steerlsp.models.remote.completer import RemoteCompleter, RemoteSettings
 from tests.helpers.openai_stub import Answer, Stub, completion, events, ok
 
 
@@ -39,8 +40,8 @@ def stub() -> Iterator[Callable[[list[Answer]], Stub]]:
         server.close()
 
 
-def client_for(stub: Stub, key: str = "", timeout: float = 5.0) -> Client:
-    return Client(Endpoint(stub.url, key, timeout))
+def client_for(stub: Stub, key: str = "") -> Client:
+    return Client(Endpoint(stub.url, key))
 
 
 def test_retries_429_and_503_with_backoff_then_answers(stub):
@@ -62,7 +63,7 @@ def test_retries_429_and_503_with_backoff_then_answers(stub):
 def test_overload_past_the_deadline_is_unavailable_and_says_so(stub):
     server = stub([(503, {"Retry-After": "30"}, [b'{"error": "queue full"}'], 0)] * 3)
     with pytest.raises(RemoteUnavailable, match=r"overloaded \(HTTP 503\).*queue full"):
-        client_for(server, timeout=0.5).post("/completions", {}, Deadline.within(0.5))
+        client_for(server).post("/completions", {}, Deadline.within(0.5))
 
 
 def test_refused_key_names_the_setting_and_never_the_key(stub):
@@ -88,7 +89,7 @@ def test_an_answer_that_is_not_json_is_a_clear_error(stub):
 
 
 def test_nothing_listening_is_unavailable_at_once():
-    client = Client(Endpoint("http://127.0.0.1:9/v1", "", 5))
+    client = Client(Endpoint("http://127.0.0.1:9/v1"))
     started = time.monotonic()
     with pytest.raises(RemoteUnavailable, match=r"nothing listens at http://127.0.0.1:9/v1"):
         client.get("/models", Deadline.within(5))
@@ -111,7 +112,7 @@ def test_cancel_closes_a_stalled_stream_at_once(stub):
     threading.Timer(0.2, cancelled.set).start()
     started = time.monotonic()
     with pytest.raises(RemoteCancelled):
-        for _ in client_for(server, timeout=30).stream(
+        for _ in client_for(server).stream(
             "/completions", {}, Deadline.within(30, cancelled.is_set)
         ):
             pass
@@ -122,7 +123,7 @@ def test_a_stalled_stream_ends_at_the_deadline(stub):
     server = stub([events(["a", "b"], pause=5.0)])
     started = time.monotonic()
     with pytest.raises(RemoteUnavailable, match=r"did not answer within 0.3 s"):
-        for _ in client_for(server, timeout=0.3).stream("/completions", {}, Deadline.within(0.3)):
+        for _ in client_for(server).stream("/completions", {}, Deadline.within(0.3)):
             pass
     assert time.monotonic() - started < 3  # not the 5 s
 
@@ -183,6 +184,29 @@ def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(st
     assert capabilities == Capabilities(True, "grammar", logprobs_cached=False)
     assert not capabilities.ranks
     assert capabilities.stages()["members"].startswith("the model's choice among")
+
+
+def test_probing_the_server_may_take_longer_than_one_completion(stub):
+    """The probe runs once per connection: on a CPU server it outlasts a completion's
+    limit (the 400-token prompt evaluated twice took 6-9 s of the default 10 s with
+    llama-cpp-python on 2 cores), and then the server was reported unreachable."""
+
+    def slow(body: object) -> Answer:
+        return 200, {"Content-Type": "application/json"}, [json.dumps(body).encode()], 0.25
+
+    server = stub(
+        [
+            slow({"data": [{"id": "gemma"}]}),
+            slow(TOP),
+            slow(completion(" zebra")),
+            *[slow(completion(" x"))] * 3,
+        ]
+    )
+    remote = RemoteCompleter(RemoteSettings(server.url, timeout=0.5))
+    started = time.monotonic()
+    assert remote.connect().capabilities == Capabilities(True, "grammar", logprobs_cached=True)
+    assert time.monotonic() - started > 0.5  # past the completion's limit
+    assert remote.status()["state"] == "connected"
 
 
 def test_grammar_strings_are_escaped():
