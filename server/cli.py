@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, MutableMapping, Sequence
@@ -159,6 +160,14 @@ async def serve(
     return code
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (an editor stopping its server without ``exit``, a service manager):
+    the ending ``exit`` has, less the wait for busy worker threads. pylsp and the
+    other children see their stdin close and exit."""
+    isolation.cleanup()
+    os._exit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point."""
     args = build_parser().parse_args(argv)
@@ -179,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # interval keeps the event loop's forwarding latency well under 1 ms.
     sys.setswitchinterval(0.0001)
     isolation.protect_self()
+    signal.signal(signal.SIGTERM, _terminated)
     guard.install(base.upstream.max_document_bytes)  # Jedi and parso in ChatLSP
     try:
         if args.tcp:

@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import site
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -44,12 +45,49 @@ MALLOC_ARENAS = "2"
 _cwd: str | None = None
 
 
+_CWD_PREFIX = "steerlsp-cwd-"
+
+
 def neutral_cwd() -> str:
-    """A private, empty directory for children to run in (made once per process)."""
+    """A private, empty directory for children to run in (made once per process, named
+    by its pid; those of our processes that were killed are removed first)."""
     global _cwd
     if _cwd is None or not os.path.isdir(_cwd):
-        _cwd = tempfile.mkdtemp(prefix="steerlsp-cwd-")
+        sweep_neutral_dirs(tempfile.gettempdir())
+        _cwd = tempfile.mkdtemp(prefix=f"{_CWD_PREFIX}{os.getpid()}-")
     return _cwd
+
+
+def sweep_neutral_dirs(parent: str) -> None:
+    """Remove the neutral directories in ``parent`` that processes of this user left
+    when they were killed (SIGKILL, the out-of-memory killer): ours, and no process
+    with their pid alive."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            pid = _owner_pid(entry.name)
+            if pid is None or pid == os.getpid() or _alive(pid):
+                continue
+            with contextlib.suppress(OSError):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+                    shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _owner_pid(name: str) -> int | None:
+    if not name.startswith(_CWD_PREFIX):
+        return None
+    pid, _, rest = name[len(_CWD_PREFIX) :].partition("-")
+    return int(pid) if pid.isdigit() and rest else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: not ours to judge
+    return True
 
 
 def cleanup() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from tests.helpers.rawclient import FAKE_UPSTREAM, steerlsp_command
 
 SERVER_NOT_INITIALIZED = -32002
@@ -72,6 +74,23 @@ async def test_eof_on_stdin_stops_everything(start_raw, shop):
     client.proc.stdin.close()
     assert await client.proc.wait() == 1
     assert not _alive(pid)
+
+
+async def test_sigterm_stops_everything_and_leaves_no_directory(
+    start_raw, shop, tmp_path, monkeypatch
+):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # where its neutral directory goes
+    client = await start_raw(steerlsp_command())
+    await client.initialize(shop)
+    pid = (await client.request("steerlsp/status"))["result"]["upstream"]["pid"]
+    (made,) = scratch.iterdir()  # pylsp's working directory, named by steerlsp's pid
+    assert made.name.startswith(f"steerlsp-cwd-{client.proc.pid}-")
+    client.proc.terminate()
+    assert await client.proc.wait() == 128 + signal.SIGTERM
+    assert not _alive(pid)
+    assert list(scratch.iterdir()) == []
 
 
 async def test_initialize_merges_capabilities(start_raw, shop):
