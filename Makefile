@@ -24,7 +24,8 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## Create .venv with steerlsp and its dev extras
 
 test: $(STAMP) ## Set up if needed, then run the whole test suite (every tier)
-	$(PY) -m pytest -q
+	@# The slowest tests are listed at the end: the suite's time is watched in CI's log.
+	$(PY) -m pytest -q --durations=30
 
 test-unit: $(STAMP) ## Unit tests only: pure, in-process, under two minutes
 	$(PY) -m pytest -q tests/unit
