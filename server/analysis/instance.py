@@ -364,7 +364,15 @@ class AnalysisInstance:
         )
         if method == types.TEXT_DOCUMENT_COMPLETION:
             self._listed[uri] = text[:offset]
+        started = time.perf_counter()
         result = await connection.request(method, items.unstructure(params), REQUEST_TIMEOUT)
+        log.debug(
+            "%s at %s:%d answered in %.0f ms",
+            method,
+            uri,
+            offset,
+            (time.perf_counter() - started) * 1000,
+        )
         if method == types.TEXT_DOCUMENT_COMPLETION and documented:
             result = await self._resolve(connection, result)
         return result
@@ -390,6 +398,7 @@ class AnalysisInstance:
         if not labels:
             return list(found.values())
         listed = self._listed.get(uri) == text[:offset]
+        log.debug("resolving %d items at %s:%d (listed: %s)", len(labels), uri, offset, listed)
         if not listed:
             await self.query(types.TEXT_DOCUMENT_COMPLETION, uri, text, offset, documented=False)
         got = await self._resolve_labels(uri, labels)
