@@ -42,10 +42,8 @@ MEMORY_EXIT = 86
 # with many threads on a large machine would reach an address-space limit unused.
 MALLOC_ARENAS = "2"
 
+_CWD_PREFIX = "steerlsp-cwd-"  # then the pid of the steerlsp that made it
 _cwd: str | None = None
-
-
-_CWD_PREFIX = "steerlsp-cwd-"
 
 
 def neutral_cwd() -> str:
