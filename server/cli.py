@@ -157,7 +157,30 @@ async def serve(
     start_reader(read, fileno, loop, app.proxy.on_client_events, app.proxy.on_client_eof)
     code = await app.proxy.exit_code
     await app.close()
+    await drop_unfinished()
     return code
+
+
+# How long the tasks still in flight when a session ends get to take their cancel.
+DROP_SECONDS = 2.0
+
+
+async def drop_unfinished() -> None:
+    """Cancel what is still in flight when the session ends, and read how each task
+    ended. A question asked ahead of the model is often still with the analysis pylsp
+    at ``exit``; that pylsp has just stopped, so its task ends with the pylsp's exit
+    rather than the cancel, and ``asyncio.run`` would report it as an ERROR with a
+    traceback on stderr (which editors show to the user)."""
+    current = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not current]
+    for task in pending:
+        task.cancel()
+    if not pending:
+        return
+    done, _ = await asyncio.wait(pending, timeout=DROP_SECONDS)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("%s ended with the session: %r", task.get_name(), task.exception())
 
 
 def _terminated(signum: int, frame: object) -> None:

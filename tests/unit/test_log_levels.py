@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from steerlsp.server.cli import quiet_libraries
+from steerlsp.server.cli import drop_unfinished, quiet_libraries
 from steerlsp.server.lsp.errors import RequestFailed
 from steerlsp.server.lsp.pygls_adapter import answered_level
+from steerlsp.server.upstream.pending import UpstreamError
 
 
 @pytest.mark.parametrize("debug", [False, True])
@@ -36,3 +38,33 @@ def test_library_progress_bars_are_off_and_their_warnings_at_debug_only(debug, m
 )
 def test_error_replies_are_logged_at_their_level(error, level):
     assert answered_level(error) == level
+
+
+async def _asked_ahead(started: asyncio.Event) -> None:
+    """A question with the analysis pylsp when the session ends: that pylsp has just
+    exited, so the task ends with its error, not the cancel."""
+    started.set()
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        raise UpstreamError("The upstream language server exited (code 0).") from None
+
+
+async def _session(drop: bool) -> None:
+    started = asyncio.Event()
+    question = asyncio.ensure_future(_asked_ahead(started))
+    await started.wait()
+    if drop:
+        await drop_unfinished()
+    assert question.done() is drop
+
+
+def test_a_question_in_flight_at_exit_leaves_no_error_on_stderr(caplog):
+    with caplog.at_level(logging.DEBUG):
+        asyncio.run(_session(drop=False))  # what asyncio.run alone does with it
+    assert "unhandled exception during asyncio.run() shutdown" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        asyncio.run(_session(drop=True))
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "ended with the session: UpstreamError" in caplog.text  # at debug level
