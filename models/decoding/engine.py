@@ -53,6 +53,11 @@ class StepHook(Protocol):
         mask may apply): the loop may then verify drafted tokens, steering each."""
         ...
 
+    def draft(self, history: torch.Tensor) -> list[int]:
+        """When ``quiet``: the tokens steering expects after ``history`` (the rest of a
+        name it walks along), for the loop to verify in one pass; may be empty."""
+        ...
+
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         """Before the forward pass for the step after ``history``: the only tokens
         steering will allow there (a hard mask it knows already), or None for all. The
@@ -72,7 +77,7 @@ class Generation:
     prefill_seconds: float
     decode_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
-    drafted: int = 0  # prompt-lookup tokens verified
+    drafted: int = 0  # drafted tokens verified (a walk's name, prompt lookup)
     accepted: int = 0  # of which kept
 
 
@@ -151,8 +156,9 @@ class Engine:
     ) -> Generation:
         """Continue ``prompt_ids`` until EOS, ``stop_ids``, ``should_stop(text)`` or the limit.
 
-        With ``lookup`` (greedy only), tokens drafted from n-grams of the prompt are
-        verified several at a time: the output is the same as without it.
+        Greedy decoding verifies drafted tokens several at a time, in one forward pass:
+        the rest of the name a ``hook``'s walk follows, else (with ``lookup``) tokens
+        drafted from n-grams of the prompt. The output is the same as without them.
         """
         if not prompt_ids:
             raise ValueError("prompt_ids must not be empty")
@@ -162,7 +168,7 @@ class Engine:
         logits = self.prefill(prompt_ids[reused:])  # [1, V] at every step; run.history [1, T]
         prefilled = time.perf_counter()
         run = _Run(self, list(prompt_ids), should_stop, hook)
-        drafting = lookup is not None and sampling.temperature == 0
+        greedy = sampling.temperature == 0  # drafts are verified against the argmax
         steps = 0  # rewinds write tokens again: every step counts against twice the limit
         while len(run.out) < max_new_tokens and steps < 2 * max_new_tokens:
             steps += 1
@@ -185,12 +191,15 @@ class Engine:
             if taken == "stop" or len(run.out) == max_new_tokens:
                 break  # no forward pass for logits nobody will read
             room = max_new_tokens - len(run.out) - 1  # drafts beyond the limit are waste
-            if drafting and room > 0 and (hook is None or hook.quiet()):
-                assert lookup is not None
-                draft = lookup.draft(run.prompt + run.out, room)
-                if draft:
+            if greedy and room > 0 and (hook is None or hook.quiet()):
+                walked = hook.draft(run.history)[:room] if hook is not None else []
+                looked = (
+                    [] if walked or lookup is None else lookup.draft(run.prompt + run.out, room)
+                )
+                if draft := walked or looked:
                     logits = self._verify(run, token, draft, processors, stop_ids)
-                    lookup.tell(len(draft), run.kept)
+                    if looked and lookup is not None:
+                        lookup.tell(len(draft), run.kept)
                     if run.stop != "max_tokens":
                         break
                     continue

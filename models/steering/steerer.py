@@ -135,6 +135,12 @@ class Steerer:
         computes the LM head for these rows only. None: all rows. -> [N] long"""
         return self.walking.rows(history) if self._nothing_due() else None
 
+    def draft(self, history: torch.Tensor) -> list[int]:
+        """The tokens the walk under way will write after ``history`` if the model
+        agrees (the rest of the name it follows), when nothing else is due: the loop
+        verifies them in one forward pass instead of one pass each."""
+        return self.walking.draft(history) if self._nothing_due() else []
+
     def _nothing_due(self) -> bool:
         """No question out, no stage with work at the next step, no hint in the cache."""
         return (

@@ -67,6 +67,8 @@ def timing_of(generation: Generation) -> dict[str, float]:
         "steering_ms": round(generation.timings.get("steering", 0.0) * 1000, 1),
         "reused_tokens": generation.reused_tokens,
         "tokens": len(generation.token_ids),
+        "drafted": generation.drafted,  # verified several at a time (a walked name, lookup)
+        "accepted": generation.accepted,
     }
 
 

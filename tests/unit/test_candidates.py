@@ -306,3 +306,19 @@ def test_next_rows_lists_what_a_masking_walk_will_allow_mid_name():
     boost = CandidateWalk(trie_after("obj.", "updates", "name"))
     boost(written(), uniform())
     assert boost.next_rows(written("update")) is None
+
+
+def test_draft_is_the_rest_of_the_first_candidate_the_walk_is_still_on():
+    walk = CandidateWalk(trie_after("obj.", "updates", "name"), mode="mask")
+    assert walk.draft(written()) == []  # not started: where it starts is not known yet
+    walk(written(), uniform())
+    # best first: the trie's order is the order the candidates were given in
+    assert walk.draft(written()) == [ID["update"], ID["s"]]
+    assert walk.draft(written("update")) == [ID["s"]]
+    assert walk.draft(written("update", "s")) == []  # spelled in full: the end is the model's
+    assert walk.draft(written("up")) == []  # on no candidate's spelling
+    ranked = CandidateWalk(trie_after("obj.", "name", "updates"))
+    ranked(written(), uniform())
+    assert ranked.draft(written()) == [ID["name"]]
+    walk(written("x"), uniform())  # off the trie: the walk is over
+    assert walk.state is WalkState.LEFT and walk.draft(written("update")) == []

@@ -131,6 +131,9 @@ class Hook:
     def quiet(self) -> bool:
         return not self.busy
 
+    def draft(self, history: torch.Tensor) -> list[int]:
+        return []
+
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         return None
 
@@ -179,6 +182,9 @@ class Masking:
     def quiet(self) -> bool:
         return False
 
+    def draft(self, history: torch.Tensor) -> list[int]:
+        return []
+
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         return self.ids if self.tell else None
 
@@ -210,9 +216,11 @@ class Renaming:
     a function of the history alone. ``quiet_in_walk``: whether it says so (drafts are
     then verified under its mask) or, as before, refuses drafts while it masks."""
 
-    def __init__(self, quiet_in_walk: bool) -> None:
+    def __init__(self, quiet_in_walk: bool, drafts: bool = False) -> None:
         self.quiet_in_walk = quiet_in_walk
+        self.drafts = drafts  # tell the loop the rest of ``price`` in advance
         self.text = ""
+        self.told: list[list[int]] = []
 
     def _next_letter(self, text: str) -> str | None:
         head, _, tail = text.rpartition("total = ")
@@ -236,6 +244,15 @@ class Renaming:
 
     def quiet(self) -> bool:
         return self.quiet_in_walk or self._next_letter(self.text) is None
+
+    def draft(self, history: torch.Tensor) -> list[int]:
+        text = TOK.decode(history[0].tolist())[len(PROMPT) :]
+        if not self.drafts or self._next_letter(text) is None:
+            return []
+        tail = text.rpartition("total = ")[2]
+        told = [TOK.vocab[letter] for letter in "price"[len(tail) :]]
+        self.told.append(told)
+        return told
 
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         return None
@@ -261,3 +278,55 @@ def test_a_walk_under_way_takes_drafts_verified_under_its_mask(model):
     # Inside the walk, "rice" after "p" is drafted from the prompt and kept.
     assert runs[True, True].accepted >= runs[False, True].accepted + 4
     assert engine.cache.cached == ids(PROMPT) + runs[True, True].token_ids[:-1]
+
+
+def test_the_rest_of_a_walked_name_is_verified_in_one_pass_with_the_same_output(model):
+    """A walk that knows the rest of its name drafts it (no prompt lookup needed): the
+    loop feeds it in one pass, steers each position as it would one by one, and
+    writes the same text; the cache holds what the loop without drafts leaves."""
+    engine = Engine(model, TOK)
+    plain = generate(
+        engine,
+        PROMPT,
+        None,
+        max_new_tokens=40,
+        processors=[Script(LINE * 2)],
+        hook=Renaming(quiet_in_walk=True),
+    )
+    hook = Renaming(quiet_in_walk=True, drafts=True)
+    drafted = generate(
+        engine, PROMPT, None, max_new_tokens=40, processors=[Script(LINE * 2)], hook=hook
+    )
+    assert drafted.text == plain.text == "total = price + price\ntotal = price + price\n"[:40]
+    assert plain.drafted == 0
+    # Each ``price`` is told once ``total = `` is written: five tokens, all kept.
+    assert [TOK.decode(t) for t in hook.told] == ["price", "price"]
+    assert drafted.accepted == drafted.drafted == 10
+    assert engine.cache.cached == ids(PROMPT) + drafted.token_ids[:-1]
+
+
+def test_a_walk_draft_the_model_refuses_is_cut_where_the_steering_disagrees(model):
+    """A draft is a guess: where the steered argmax differs, the rest is dropped and the
+    output is the loop's own."""
+
+    class Wrong(Renaming):
+        def draft(self, history: torch.Tensor) -> list[int]:
+            told = super().draft(history)
+            return [told[0], TOK.vocab["z"], *told[2:]] if len(told) > 1 else told
+
+    engine = Engine(model, TOK)
+    plain = generate(
+        engine,
+        PROMPT,
+        None,
+        max_new_tokens=40,
+        processors=[Script(LINE * 2)],
+        hook=Renaming(quiet_in_walk=True),
+    )
+    hook = Wrong(quiet_in_walk=True, drafts=True)
+    wrong = generate(
+        engine, PROMPT, None, max_new_tokens=40, processors=[Script(LINE * 2)], hook=hook
+    )
+    assert wrong.text == plain.text
+    assert wrong.drafted > wrong.accepted > 0
+    assert engine.cache.cached == ids(PROMPT) + wrong.token_ids[:-1]

@@ -274,6 +274,9 @@ class Spy:
     def quiet(self) -> bool:
         return self.steerer.quiet()
 
+    def draft(self, history: torch.Tensor) -> list[int]:
+        return self.steerer.draft(history)
+
     def rows(self, history: torch.Tensor) -> torch.Tensor | None:
         return self.steerer.rows(history)
 
@@ -471,6 +474,31 @@ def test_the_rankers_choice_is_followed_over_the_models_first_token(inner, pool)
     (tree,) = [call for call in run.mirror.calls if call.tree]
     assert TOKENIZER.decode(tree.rows[0]) == "updateitems"  # the shortlist, best first
     assert run.trace["walks"][0]["followed"] == ["update"]
+
+
+def test_the_rest_of_a_followed_name_is_fed_in_one_pass_and_writes_the_same(
+    inner, pool, monkeypatch
+):
+    """Once the walk follows ``update``, the loop feeds the rest of it (``pdate``, one
+    token per character here) in one forward pass, steering each position as it
+    would one by one: the same text and the same changes, in fewer passes."""
+    head = "def update_record(obj):\n    x = obj"
+    script = Script({head + ".items()\n": 0.55, head + ".update()\n": 0.45})
+
+    def analysis() -> ScriptedAnalysis:
+        return completions(
+            method("items", "The items of the record."), method("update", "Update it in place.")
+        )
+
+    drafted = steered(inner, script, head, analysis(), pool)
+    monkeypatch.setattr(Steerer, "draft", lambda self, history: [])
+    plain = steered(inner, script, head, analysis(), pool)
+    assert drafted.text == plain.text == ".update()\n"
+    assert drafted.trace["changed"] == plain.trace["changed"]
+    assert plain.generation.drafted == 0
+    assert drafted.generation.accepted >= len("pdate")
+    assert len(drafted.mirror.calls) <= len(plain.mirror.calls) - len("pdate") + 1
+    assert drafted.engine.cache.cached == plain.engine.cache.cached
 
 
 def test_only_the_contenders_documentation_is_asked_and_it_decides_relevance(inner, pool):

@@ -151,6 +151,20 @@ class CandidateWalk(LogitsProcessor):
             return None
         return self.trie.allowed_next(consumed)
 
+    def draft(self, history: torch.Tensor) -> list[int]:
+        """After ``history`` [1, T]: the rest of the first candidate (the trie keeps the
+        order it was given, best first) that what the walk consumed begins; the
+        tokens the walk expects next, for the loop to verify in one pass. Empty when
+        the walk is over, has not started, or no candidate goes on from here."""
+        if self.state is not WalkState.WALKING or self.start is None:
+            return []
+        consumed = _consumed(history, self.start)
+        for spelling in self.trie.spellings.values():
+            tokens = spelling.tokens
+            if len(tokens) > len(consumed) and list(tokens[: len(consumed)]) == consumed:
+                return list(tokens[len(consumed) :])
+        return []
+
     def continuations(self, consumed: list[int], width: int) -> torch.Tensor:
         """Tokens the walk allows after ``consumed``: the trie's, plus identifier ends.
 

@@ -74,3 +74,15 @@ class Walking:
             return None
         known = [rows for w in walk.walks if (rows := w.next_rows(history)) is not None]
         return min(known, key=len) if known else None  # each is a superset of the allowed
+
+    def draft(self, history: torch.Tensor) -> list[int]:
+        """The tokens the walk under way expects after ``history`` [1, T]: the rest of
+        the best name of its narrowest trie (the ranker's followed names); empty
+        when none is under way."""
+        walk = self.current
+        if walk is None:
+            return []
+        for candidates in sorted(walk.walks, key=lambda w: len(w.trie)):
+            if tokens := candidates.draft(history):
+                return tokens
+        return []
