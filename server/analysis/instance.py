@@ -378,17 +378,19 @@ class AnalysisInstance:
         return result
 
     async def resolve_items(
-        self, uri: str, text: str, offset: int, labels: list[str]
+        self, uri: str, text: str, offset: int, labels: list[str], *, module: str | None = None
     ) -> list[dict[str, Any]]:
         """The completion items at ``offset`` named by ``labels``, resolved (their
         documentation and detail) by ``completionItem/resolve``, after listing the
         items again unless the document's last list was asked at this text and offset;
-        each kept per document, text up to the offset and label.
+        each kept per document, text up to the offset and label, or per ``module``
+        and label where the offset completes the members of that (shared) module:
+        the next document and the next keystroke find them.
 
         Not looked up among the documentation resolved before: a list without it
         names no item's class (Jedi's detail comes with the resolve), and the same
         label in another class is another member."""
-        where = (uri, without_blank_lines(text[:offset]))
+        where = ("module", module) if module else (uri, without_blank_lines(text[:offset]))
         found = {
             label: self._resolved[(*where, label)]
             for label in labels
@@ -581,9 +583,10 @@ class DocumentAnalysis:
             raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
         labels = [c.name for c in items]  # labels are names (``include_params`` is off)
         instance = self.instance
+        module = self._shared_module(text, offset)
 
         async def question() -> list[CompletionCandidate]:
-            resolved = await instance.resolve_items(self.uri, text, offset, labels)
+            resolved = await instance.resolve_items(self.uri, text, offset, labels, module=module)
             got = {c.name: c for c in map(_candidate_from, resolved) if c}
             return [
                 replace(
@@ -597,7 +600,11 @@ class DocumentAnalysis:
                 for c in items
             ]
 
-        key = ("documentation", self.uri, without_blank_lines(text[:offset]), tuple(labels))
+        key: tuple[Any, ...]
+        if module is not None:  # every document's answer
+            key = ("documentation", "module", module, tuple(labels))
+        else:
+            key = ("documentation", self.uri, without_blank_lines(text[:offset]), tuple(labels))
         return instance.ask(key, question, timeout)
 
     def signature_at(
@@ -638,13 +645,24 @@ class DocumentAnalysis:
 
         # A definition's line may lie after the offset: its answer is the version's own.
         version = self.version if method == types.TEXT_DOCUMENT_DEFINITION else None
-        module = module_receiver(text, offset) if method == types.TEXT_DOCUMENT_COMPLETION else None
+        module = (
+            self._shared_module(text, offset) if method == types.TEXT_DOCUMENT_COMPLETION else None
+        )
         key: tuple[Any, ...]
-        if module is not None and instance.shared_module(module, self.uri):
+        if module is not None:
             key = (method, "module", module, documented)  # every document's answer
         else:
             key = (method, self.uri, version, without_blank_lines(text[:offset]), documented)
         return instance.ask(key, question, timeout)
+
+    def _shared_module(self, text: str, offset: int) -> str | None:
+        """The module whose members ``text[:offset]`` completes, when that is certain
+        from the text and the module is not the workspace's own: its members, and
+        their documentation, are then the same for every document."""
+        module = module_receiver(text, offset)
+        return (
+            module if module is not None and self.instance.shared_module(module, self.uri) else None
+        )
 
 
 def without_blank_lines(text: str) -> str:

@@ -124,6 +124,35 @@ async def test_a_modules_members_are_asked_once_for_every_document(instance):
     assert instance.queries == queries + 3
 
 
+async def test_a_modules_members_documentation_is_resolved_once_for_every_document(instance):
+    """The documentation of ``js.dumps`` after ``import json as js`` is the module's, at
+    any position of any document: resolved once (a list, then the resolves), and the
+    next document's ``json.`` finds it without asking pylsp again, though pylsp's
+    last list there is another one."""
+    cart = SHOP / "shop" / "cart.py"
+    first = "import json as js\n\n\ndef dump(x):\n    return js."
+    doc = instance.document(URI, 1)
+    listed = await asyncio.to_thread(
+        doc.completions_at, first, len(first), timeout=30.0, documented=False
+    )
+    wanted = [c for c in listed if c.name in ("dumps", "loads")]
+    got = await asyncio.to_thread(doc.documented, first, len(first), wanted, timeout=30.0)
+    assert all(c.documentation for c in got) and "JSON" in got[0].documentation
+    queries = instance.queries
+    other = instance.document(from_fs_path(str(cart)) or "", 7)
+    second = cart.read_text() + "\nimport json\n\n\ndef load(text):\n    data = json."
+    # another list in that document since: pylsp's last list there is not json's
+    elsewhere = second[: -len("json.")] + "text."
+    await asyncio.to_thread(other.completions_at, elsewhere, len(elsewhere), timeout=30.0)
+    queries = instance.queries
+    again = await asyncio.to_thread(other.documented, second, len(second), wanted, timeout=1.0)
+    assert again == got and instance.queries == queries
+    # Only the names not resolved before are resolved: one question, the rest kept.
+    more = [c for c in listed if c.name in ("dumps", "JSONDecoder")]
+    mixed = await asyncio.to_thread(other.documented, second, len(second), more, timeout=30.0)
+    assert mixed[0] == got[0] and mixed[1].documentation and instance.queries == queries + 1
+
+
 async def test_items_listed_without_documentation_get_it_by_name(instance):
     """The decode loop lists items undocumented, then asks the documentation of the
     few that can win: resolved against pylsp's last list in the document, which is
