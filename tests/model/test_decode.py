@@ -115,3 +115,46 @@ def test_a_fresh_body_gets_code_not_a_run_of_comments(models):
     pairs = itertools.pairwise(lines)
     assert not any(a.startswith("#") and b.startswith("#") for a, b in pairs), runs[1].text
     assert "power_w" in runs[1].text  # code about the function's own arguments
+
+
+def test_a_walked_name_is_verified_in_one_pass_and_writes_the_same_completion(models, monkeypatch):
+    """The embedded model steered after ``report.`` to a member with a long name:
+    the rest of the name the walk follows is drafted and verified in one forward
+    pass (fewer passes), and the completion is the one the loop writes token by token."""
+    from steerlsp.models.options import SteeringOptions
+    from steerlsp.models.steering.analysis import CompletionCandidate
+    from steerlsp.models.steering.steerer import Steerer
+    from tests.doubles.analysis import ScriptedAnalysis
+
+    _, completer = models
+    prefix = (
+        "from reports import Report\n\n\n"
+        "def publish(report: Report) -> str:\n"
+        '    """Render the quarterly summary as a Markdown table."""\n'
+        "    return report."
+    )
+    # every member's name takes several tokens, whichever the ranker follows
+    members = (
+        "render_markdown_summary_table",
+        "quarterly_summary_rows",
+        "export_rows_as_csv",
+        "close_the_connection",
+    )
+    request = CompletionRequest(prefix, "\n", "publish.py")
+
+    def analysis() -> ScriptedAnalysis:
+        return ScriptedAnalysis(
+            completions={"report.": [CompletionCandidate(m, kind="method") for m in members]}
+        )
+
+    options = CompletionOptions(lookup=False, steering=SteeringOptions())
+    completer.engine.reset()
+    drafted = completer.complete(request, options, CancelToken(), analysis())
+    monkeypatch.setattr(Steerer, "draft", lambda self, history: [])
+    completer.engine.reset()
+    plain = completer.complete(request, options, CancelToken(), analysis())
+    assert drafted.text == plain.text
+    assert drafted.text.startswith(members), drafted.text
+    assert plain.generation.drafted == 0
+    # the name is several tokens; those after the first (chosen at the ranking) drafted
+    assert drafted.generation.accepted >= 2
