@@ -280,23 +280,21 @@ def test_a_walk_under_way_takes_drafts_verified_under_its_mask(model):
     assert engine.cache.cached == ids(PROMPT) + runs[True, True].token_ids[:-1]
 
 
+def renamed(engine: Engine, hook: Renaming):
+    """Two scripted lines, the names after ``total = `` steered by ``hook``; no lookup."""
+    return generate(
+        engine, PROMPT, None, max_new_tokens=40, processors=[Script(LINE * 2)], hook=hook
+    )
+
+
 def test_the_rest_of_a_walked_name_is_verified_in_one_pass_with_the_same_output(model):
     """A walk that knows the rest of its name drafts it (no prompt lookup needed): the
     loop feeds it in one pass, steers each position as it would one by one, and
     writes the same text; the cache holds what the loop without drafts leaves."""
     engine = Engine(model, TOK)
-    plain = generate(
-        engine,
-        PROMPT,
-        None,
-        max_new_tokens=40,
-        processors=[Script(LINE * 2)],
-        hook=Renaming(quiet_in_walk=True),
-    )
+    plain = renamed(engine, Renaming(quiet_in_walk=True))
     hook = Renaming(quiet_in_walk=True, drafts=True)
-    drafted = generate(
-        engine, PROMPT, None, max_new_tokens=40, processors=[Script(LINE * 2)], hook=hook
-    )
+    drafted = renamed(engine, hook)
     assert drafted.text == plain.text == "total = price + price\ntotal = price + price\n"[:40]
     assert plain.drafted == 0
     # Each ``price`` is told once ``total = `` is written: five tokens, all kept.
@@ -315,18 +313,8 @@ def test_a_walk_draft_the_model_refuses_is_cut_where_the_steering_disagrees(mode
             return [told[0], TOK.vocab["z"], *told[2:]] if len(told) > 1 else told
 
     engine = Engine(model, TOK)
-    plain = generate(
-        engine,
-        PROMPT,
-        None,
-        max_new_tokens=40,
-        processors=[Script(LINE * 2)],
-        hook=Renaming(quiet_in_walk=True),
-    )
-    hook = Wrong(quiet_in_walk=True, drafts=True)
-    wrong = generate(
-        engine, PROMPT, None, max_new_tokens=40, processors=[Script(LINE * 2)], hook=hook
-    )
+    plain = renamed(engine, Renaming(quiet_in_walk=True))
+    wrong = renamed(engine, Wrong(quiet_in_walk=True, drafts=True))
     assert wrong.text == plain.text
     assert wrong.drafted > wrong.accepted > 0
     assert engine.cache.cached == ids(PROMPT) + wrong.token_ids[:-1]
