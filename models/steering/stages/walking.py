@@ -77,8 +77,9 @@ class Walking:
 
     def draft(self, history: torch.Tensor) -> list[int]:
         """The tokens the walk under way expects after ``history`` [1, T]: the rest of
-        the best name of its narrowest trie (the ranker's followed names); empty
-        when none is under way."""
+        the best name that goes on from here, looked for in its narrowest trie first
+        (the ranker's followed names), then in the wider ones; empty when none is
+        under way or no name goes on."""
         walk = self.current
         if walk is None:
             return []
