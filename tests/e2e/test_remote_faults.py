@@ -70,7 +70,7 @@ async def test_an_overloaded_server_is_retried_then_reported(start_raw, tmp_path
     assert reply["error"]["code"] == REQUEST_FAILED
     assert "overloaded (HTTP 503)" in reply["error"]["message"]
     assert "queue full" in reply["error"]["message"]
-    assert took < 10
+    assert took < 25  # the retries stop within the 1.5 s budget, not at the request's 30 s
     streamed = [s for s in stub.seen if s[2].get("stream")]
     assert len(streamed) >= 3  # retried with backoff within the 1.5 s
     status = (await client.request("steerlsp/status"))["result"]["model"]["remote"]
@@ -79,12 +79,12 @@ async def test_an_overloaded_server_is_retried_then_reported(start_raw, tmp_path
 
 
 async def test_a_stalled_stream_is_answered_at_the_deadline(start_raw, tmp_path):
-    stub = server(events(["    ", "result"], pause=20.0))
+    stub = server(events(["    ", "result"], pause=600.0))
     client = await started(start_raw, tmp_path, stub, timeout_ms=1000)
     reply, took = await inline_failure(client, tmp_path)
     assert reply["error"]["code"] == REQUEST_FAILED
     assert "did not answer within 1 s" in reply["error"]["message"]
-    assert took < 10  # not the 20 s the stream would take
+    assert took < 25  # not the 600 s the stream would take
     assert "result" in await client.request("steerlsp/status")  # the session goes on
 
 

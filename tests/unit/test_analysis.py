@@ -61,11 +61,11 @@ def test_every_question_is_recorded_in_order():
 
 
 def test_a_latency_over_the_budget_times_out_after_the_budget():
-    analysis = ScriptedAnalysis(completions={".": [DUMP]}, latency=5.0)
+    analysis = ScriptedAnalysis(completions={".": [DUMP]}, latency=600.0)
     start = time.perf_counter()
     with pytest.raises(AnalysisTimeout):
         analysis.completions_at("a.", 2, timeout=0.02)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 60  # not the 600 s latency, however loaded the box
 
 
 def test_a_latency_within_the_budget_still_answers():

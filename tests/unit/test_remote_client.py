@@ -92,8 +92,8 @@ def test_nothing_listening_is_unavailable_at_once():
     client = Client(Endpoint("http://127.0.0.1:9/v1"))
     started = time.monotonic()
     with pytest.raises(RemoteUnavailable, match=r"nothing listens at http://127.0.0.1:9/v1"):
-        client.get("/models", Deadline.within(5))
-    assert time.monotonic() - started < 1
+        client.get("/models", Deadline.within(600))
+    assert time.monotonic() - started < 60  # refused at once, not at the 600 s deadline
 
 
 def test_a_stream_is_read_piece_by_piece(stub):
@@ -107,25 +107,25 @@ def test_a_stream_is_read_piece_by_piece(stub):
 
 
 def test_cancel_closes_a_stalled_stream_at_once(stub):
-    server = stub([events(["a", "b"], pause=5.0)])
+    server = stub([events(["a", "b"], pause=600.0)])
     cancelled = threading.Event()
     threading.Timer(0.2, cancelled.set).start()
     started = time.monotonic()
     with pytest.raises(RemoteCancelled):
         for _ in client_for(server).stream(
-            "/completions", {}, Deadline.within(30, cancelled.is_set)
+            "/completions", {}, Deadline.within(600, cancelled.is_set)
         ):
             pass
-    assert time.monotonic() - started < 3  # not the 5 s the next piece would take
+    assert time.monotonic() - started < 60  # not the 600 s the next piece would take
 
 
 def test_a_stalled_stream_ends_at_the_deadline(stub):
-    server = stub([events(["a", "b"], pause=5.0)])
+    server = stub([events(["a", "b"], pause=600.0)])
     started = time.monotonic()
     with pytest.raises(RemoteUnavailable, match=r"did not answer within 0.3 s"):
         for _ in client_for(server).stream("/completions", {}, Deadline.within(0.3)):
             pass
-    assert time.monotonic() - started < 3  # not the 5 s
+    assert time.monotonic() - started < 60  # not the 600 s
 
 
 def test_a_url_with_credentials_or_another_scheme_is_refused():
