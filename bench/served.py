@@ -424,8 +424,8 @@ def main(argv: list[str] | None = None) -> int:
                 Path(logs),
             )
     finally:
-        server.kill()
-        other.kill()
+        server.close()
+        other.close()
     result = {
         "meta": {
             "positions": len(positions),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -131,3 +132,8 @@ class LlamaServer:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(timeout=30)
         self.process = None
+
+    def close(self) -> None:
+        """Killed, and its log's folder removed: nothing left behind in the temp dir."""
+        self.kill()
+        shutil.rmtree(self.log.parent, ignore_errors=True)

@@ -76,7 +76,7 @@ def remote(url: str, **model: object) -> dict:
 def server():
     served = LlamaServer().start()
     yield served
-    served.kill()
+    served.close()
 
 
 async def connected(client, timeout: float = 120) -> dict:
@@ -202,7 +202,7 @@ async def test_server_killed_mid_stream_then_restarted(start_raw, tmp_path):
         status = (await client.request("steerlsp/status"))["result"]["model"]["remote"]
         assert status["state"] == "connected"
     finally:
-        served.kill()
+        served.close()
 
 
 async def test_a_refused_key_and_a_wrong_model_say_what_to_fix(start_raw, tmp_path, monkeypatch):
@@ -225,7 +225,7 @@ async def test_a_refused_key_and_a_wrong_model_say_what_to_fix(start_raw, tmp_pa
         client = await start(start_raw, tmp_path, options=remote(served.url, apiKeyEnv="TEAM_KEY"))
         assert (await connected(client))["remote"]["model"] == MODEL
     finally:
-        served.kill()
+        served.close()
 
 
 async def test_nothing_listening_is_answered_at_once(start_raw, tmp_path):
