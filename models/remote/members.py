@@ -192,3 +192,42 @@ def _ranking(
 def continues(char: str) -> bool:
     """Whether ``char`` can continue an identifier."""
     return char.isalnum() or char == "_"
+
+
+# Tokens a walk among names may ask the k likeliest of before it leaves the choice
+# to the server's constraint.
+WALK_STEPS = 6
+
+
+def walked_choice(
+    rests: list[str], top_of: Callable[[str], dict[str, float]], steps: int = WALK_STEPS
+) -> str | None:
+    """The model's greedy choice among ``rests`` (each followed by a character that
+    ends an identifier), read token by token from its k likeliest next tokens after
+    what the walk wrote so far (``top_of``), as a constraint would make it: at each
+    step the likeliest token that stays within some rest, or that ends one. None
+    when no token in the k tells, or after ``steps`` tokens: the constraint decides."""
+    alive = sorted(set(rests))
+    text = ""
+    for _ in range(steps):
+        if len(alive) == 1:
+            return alive[0]  # the constraint would force the rest of it
+        best: str | None = None
+        for token, _logprob in sorted(top_of(text).items(), key=lambda t: -t[1]):
+            grown = text + token
+            if any(r.startswith(grown) for r in alive):
+                best = grown
+                break
+            ended = [r for r in alive if grown.startswith(r) and not _continued(grown, r)]
+            if ended:
+                return max(ended, key=len)  # the name, then what ends it (``cache(``)
+        if best is None:
+            return None
+        text = best
+        alive = [r for r in alive if r.startswith(text)]
+    return None
+
+
+def _continued(grown: str, name: str) -> bool:
+    """Whether ``grown`` (which starts with ``name``) goes on with the identifier."""
+    return len(grown) == len(name) or continues(grown[len(name)])

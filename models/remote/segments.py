@@ -1,15 +1,16 @@
 """Decoding through the API, segment by segment: the thesis's interrupt strategy.
 
-Each segment is one streamed completion that stops at ``.`` (the monitor's member
-trigger). At a stop, one short greedy request tells what the model writes there
-(with the name's first tokens after a lone ``.``, where the walk ranks): nothing
-(the stop was its end), a ``.`` that begins no name (``...``, ``.5``), or a member
-access. At a member access in code (the monitor decides, as
-in-process) the analysis lists the receiver's members and ``RemoteSteering``
+Each segment is one streamed completion, read piece by piece. A piece with a ``.``
+in it is read as the server wrote it: a ``.`` that begins no member (``...``,
+``.5``, a ``.`` the monitor finds outside code) is written through, and the stream
+goes on; at a member access in code (the monitor decides, as in-process) the stream
+is closed there, the analysis lists the receiver's members and ``RemoteSteering``
 chooses one (``steering.py``, ``members.py``); the next segment continues the
-prompt after it. After each segment the keyword arguments it wrote are audited
-against the callee's signature (``keywords.py``), and one the callee does not take
-is written again, the text after it dropped. Every segment continues the text
+prompt after it. No request asks what the model wrote at a stop: the stream
+itself tells, and a stream that ends without a member access ended at the model's
+end of text. After each segment the keyword arguments it wrote are audited against
+the callee's signature (``keywords.py``), and one the callee does not take is
+written again, the text after it dropped. Every segment continues the text
 before it, so the server's prefix cache serves each one's prompt.
 
 No segment races an answer: the loop waits for each question, within the
@@ -27,8 +28,11 @@ from typing import Any
 
 from steerlsp.models.remote.api import TOP_K, Api
 from steerlsp.models.remote.client import Deadline
-from steerlsp.models.remote.members import continues
+from steerlsp.models.remote.members import continues, walked_choice
 from steerlsp.models.remote.steering import RemoteSteering
+
+# Why a segment ended: at a member access the walk steers.
+MEMBER = "member"
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Segments:
     ) -> None:
         self.api, self.prompt, self.max_tokens, self.ends = api, prompt, max_tokens, ends
         self.deadline, self.sampling, self.walk = deadline, sampling, walk
+        self._tops: dict[str, dict[str, float]] = {}  # see ``_top``
 
     def run(self) -> Segmented:
         started, sent = time.perf_counter(), self.api.client.requests
@@ -70,7 +75,7 @@ class Segments:
             steering = self.walk is not None and self.walk.members and self.walk.open()
             if self.walk is not None:
                 self.walk.mark(out.text)
-            finish = self._segment(out, (".",) if steering else ())
+            finish = self._segment(out, steering)
             if self.walk is not None:
                 rewritten = self.walk.audit(out.text, self._picker)
                 if rewritten is not None:  # a keyword written again: go on after its ``=``
@@ -79,19 +84,10 @@ class Segments:
             if finish in ("stop_rule", "length"):
                 out.stop = "stop" if finish == "stop_rule" else "max_tokens"
                 break
-            if not steering or self.walk is None:
+            if finish != MEMBER or self.walk is None:
                 out.stop = "eos"
                 break
-            token, after = self._after_stop(out)
-            if token is None:
-                out.stop = "eos"
-                break
-            if token == "." or token[1:2].isalnum() or token[1:2] == "_":
-                self._append(out, ".")  # ``obj.`` or ``obj.get`` as one token
-                if self.walk.due():
-                    self._steer(out, after if token == "." else None)
-            else:  # a ``.`` that starts no name (``...``, ``.\n``), or the stop's end
-                self._append(out, token)
+            self._steer(out)
             if self.ends(out.text):
                 out.stop = "stop"
                 break
@@ -101,72 +97,86 @@ class Segments:
             out.trace = self.walk.trace
         return out
 
-    def _steer(self, out: Segmented, top: dict[str, float] | None = None) -> None:
-        """At a member trigger: the walk's name, written. ``top``: the k likeliest
-        tokens of the name's start, where the probe at the stop already told them."""
+    def _steer(self, out: Segmented) -> None:
+        """At a member trigger: the walk's name, written."""
         assert self.walk is not None
         waited = time.perf_counter()
-        top_of = (lambda: top) if top is not None else (lambda: self._top(out.text))
-        rest = self.walk.at_dot(out.text, top_of, self._picker(out.text))
+        rest = self.walk.at_dot(out.text, lambda: self._top(out.text), self._picker(out.text))
         out.steering_seconds += time.perf_counter() - waited
         if rest:
             self._append(out, rest)
 
-    def _segment(self, out: Segmented, stop: tuple[str, ...]) -> str:
+    def _segment(self, out: Segmented, steering: bool) -> str:
         """Stream one segment into ``out``: "stop_rule" when the text reached its end,
-        "length" at the token limit, else the server's reason (a stop string or EOS)."""
+        "length" at the token limit, :data:`MEMBER` at a member access the walk steers
+        (``steering``; the stream closed there), else the server's reason (its end of
+        text)."""
         finish = ""
         for piece, reason in self.api.stream(
             self.prompt + out.text,
             self.deadline,
             max_tokens=self.max_tokens - out.pieces,
-            stop=stop,
             sampling=self.sampling,
         ):
             if piece:
-                self._append(out, piece)
+                if not steering:
+                    self._append(out, piece)
+                elif self._member_in(out, piece):
+                    return MEMBER  # leaving the stream closes it
                 if self.ends(out.text):
-                    return "stop_rule"  # leaving the stream closes it
+                    return "stop_rule"
             finish = reason or finish
         if out.pieces >= self.max_tokens:
             return "length"
         return "length" if finish == "length" else finish or "stop"
 
-    def _after_stop(self, out: Segmented) -> tuple[str | None, dict[str, float] | None]:
-        """The token the model writes where the segment stopped at a stop string (None
-        for nothing: the stop was its end of text), and, where the walk ranks on the
-        server's log-probabilities and that token is a lone ``.``, the k likeliest
-        tokens after it: one greedy request of two tokens, where the name's start would
-        otherwise cost a request of its own. Without ranking, one token and no
-        log-probabilities (on llama-cpp-python's server those cost a whole prompt
-        evaluation)."""
+    def _member_in(self, out: Segmented, piece: str) -> bool:
+        """``piece`` written into ``out`` up to a member access the walk steers (True:
+        the rest of the piece, the name's start as the model wrote it, is the walk's),
+        or all of it (False). A ``.`` that begins no name (``...``, ``.\\n``) is written
+        through, as is one the monitor finds outside code or after a number."""
         assert self.walk is not None
-        if not self.walk.ranks:
-            probe = self.api.complete(self.prompt + out.text, self.deadline, max_tokens=1)
-            return probe.text or None, None
-        probe = self.api.complete(
-            self.prompt + out.text, self.deadline, max_tokens=2, logprobs=TOP_K
-        )
-        if not probe.tokens:  # no tokens told: the text decides, as a one-token probe's
-            return probe.text or None, None
-        first = probe.tokens[0]
-        after = dict(probe.top[1]) if first == "." and len(probe.top) > 1 else None
-        return first or None, after
+        while "." in piece:
+            before, _, rest = piece.partition(".")
+            if before:
+                self._append(out, before)
+            if rest[:1].isalnum() or rest[:1] in ("", "_"):  # ``obj.`` or ``obj.get``
+                self._append(out, ".")
+                if self.walk.due():
+                    return True
+                piece = rest
+            else:
+                dots = "." + rest[: len(rest) - len(rest.lstrip("."))]
+                self._append(out, dots)
+                piece = rest[len(dots) - 1 :]
+        if piece:
+            self._append(out, piece)
+        return False
 
     def _top(self, written: str) -> dict[str, float]:
-        """The k likeliest next tokens after ``written``."""
-        probe = self.api.complete(
-            self.prompt + written, self.deadline, max_tokens=1, logprobs=TOP_K
-        )
-        return dict(probe.top[0]) if probe.top else {}
+        """The k likeliest next tokens after ``written``, asked once a completion (the
+        ranking and a walk among the names it could not tell apart both start there)."""
+        if written not in self._tops:
+            probe = self.api.complete(
+                self.prompt + written, self.deadline, max_tokens=1, logprobs=TOP_K
+            )
+            self._tops[written] = dict(probe.top[0]) if probe.top else {}
+        return self._tops[written]
 
     def _picker(self, written: str) -> Callable[[list[str]], str | None] | None:
         """The model's choice among names (the rests to write after ``written``),
-        constrained by the server, where it constrains."""
+        constrained by the server, where it constrains. Where the walk ranks on the
+        server's log-probabilities, the choice is first read from the k likeliest
+        tokens, a token a request (``walked_choice``): a name's few distinguishing
+        tokens cost less than writing all of it under a grammar."""
         if not self.api.capabilities.constraint:
             return None
 
         def pick(rests: list[str]) -> str | None:
+            if self.walk is not None and self.walk.ranks:
+                walked = walked_choice(rests, lambda text: self._top(written + text))
+                if walked is not None:
+                    return walked
             longest = max(len(r) for r in rests)
             got = self.api.complete(
                 self.prompt + written,

@@ -15,7 +15,7 @@ from steerlsp.models.options import SteeringOptions
 from steerlsp.models.remote.api import TOP_K, Capabilities, Choice
 from steerlsp.models.remote.client import Deadline
 from steerlsp.models.remote.keywords import keywords_written
-from steerlsp.models.remote.members import choose, decided, first_tokens
+from steerlsp.models.remote.members import choose, decided, first_tokens, walked_choice
 from steerlsp.models.remote.segments import Segments
 from steerlsp.models.remote.steering import RemoteSteering
 from steerlsp.models.steering.analysis import CompletionCandidate, Signature
@@ -521,20 +521,73 @@ def test_decided_is_what_choose_writes_with_any_documentation():
     assert seen == {None, "stock_level"}  # both outcomes met
 
 
-def test_the_probe_at_a_stop_tells_the_names_start_too():
-    """Where the walk ranks on log-probabilities, the request that tells what the model
-    writes at the stop asks two tokens: a lone ``.``'s likeliest successors are the
-    name's first tokens, and no request of their own is made."""
-    tops = {"": {".": -0.1}, ".": {"st": -0.4, "re": -3.0}}
+def test_a_member_access_is_told_by_the_stream_itself_not_by_a_probe():
+    """The stream's piece ``.s`` shows the member access: the stream is closed there,
+    the name's first tokens are asked after the ``.`` (the walk's one request with
+    log-probabilities), and the next segment continues after the name."""
+    tops = {".": {"st": -0.4, "re": -3.0}}
     api = ScriptedApi(BEFORE, misspelling, lambda written: tops.get(written, {}))
     dot = walk()
     assert run(api, dot) == ".stock_level(sku)\n"
-    assert api.probed == [("", 2, TOP_K)]  # one request with log-probabilities, at the stop
+    assert api.probed == [(".", 1, TOP_K)]
+    assert api.client.requests == 3  # the stream closed at ".s", the names' start, a stream
     assert dot.trace["rankings"][0]["chosen"] == "stock_level"
 
 
-def test_without_ranking_the_probe_is_one_token_without_log_probabilities():
+def test_a_dot_that_begins_no_member_keeps_the_stream_going():
+    """A number's ``.``, an ellipsis and a ``.`` in a comment cost no request: the one
+    stream writes them through."""
+    for before, writes in [
+        ("x = 1", ".5 + 2.25\n"),
+        ("x = ", "...\n"),
+        ("x = 1  # see", " inventory.stock_level\n"),
+    ]:
+        api = ScriptedApi(before, lambda written, writes=writes: writes[len(written) :])
+        dot = walk(before)
+        assert run(api, dot) == writes
+        assert api.client.requests == 1, before
+        assert dot.trace["queries"] == [] and dot.trace["rankings"] == []
+
+
+def test_without_ranking_no_request_asks_for_log_probabilities():
     api = ScriptedApi(BEFORE, misspelling)
     dot = walk(rank=False)
     assert run(api, dot) == ".stock_level(sku)\n"  # the model's choice, constrained
     assert api.probed == []
+    assert api.client.requests == 3  # stream, the constrained choice, stream
+
+
+def test_a_walk_among_names_reads_the_models_choice_from_its_likeliest_tokens():
+    tops = {"": {"get": -0.1, "set": -2.0}, "get": {"_total": -0.3, "_items": -1.0}}
+    asked: list[str] = []
+
+    def top_of(text: str) -> dict[str, float]:
+        asked.append(text)
+        return tops.get(text, {})
+
+    assert walked_choice(["get_items", "get_total", "set_total"], top_of) == "get_total"
+    assert asked == ["", "get"]  # one request a token, until one name is left
+
+
+def test_a_walk_among_names_ends_a_name_where_the_model_ends_it():
+    # ``cache`` where ``cached_property`` begins: the model's next token ends the name.
+    tops = {"": {"cache": -0.1}, "cache": {"(": -0.2, "d": -1.0}}
+    assert walked_choice(["cache", "cached_property"], lambda t: tops.get(t, {})) == "cache"
+    # One token that writes the name and what ends it.
+    assert walked_choice(["cache", "cached_property"], lambda t: {"cache(": -0.1}) == "cache"
+    # Nothing in the k likeliest stays within a name: the constraint decides.
+    assert walked_choice(["cache", "cached_property"], lambda t: {"x": -0.1}) is None
+
+
+def test_names_sharing_a_first_token_are_told_apart_by_log_probabilities_not_a_grammar():
+    items = [CompletionCandidate("get_total", "method"), CompletionCandidate("get_items", "method")]
+    analysis = ScriptedAnalysis(completions={"inventory.": items})
+    tops = {".": {"get": -0.1, "total": -5.0}, ".get": {"_items": -0.2, "_total": -2.0}}
+
+    def writes(written: str) -> str:
+        return "get_items()\n" if written.endswith(".") else ("()\n" if written else ".get_x()\n")
+
+    api = ScriptedApi(BEFORE, writes, lambda written: tops.get(written, {}))
+    assert run(api, walk(analysis=analysis)) == ".get_items()\n"
+    assert api.picked == []  # no constrained request
+    assert [p[0] for p in api.probed] == [".", ".get"]
