@@ -121,7 +121,7 @@ class Segments:
             if piece:
                 if not steering:
                     self._append(out, piece)
-                elif self._member_in(out, piece):
+                elif self._member_in(out, piece) and not self.ends(out.text):
                     return MEMBER  # leaving the stream closes it
                 if self.ends(out.text):
                     return "stop_rule"
