@@ -151,7 +151,6 @@ class Api:
         deadline: Deadline,
         *,
         max_tokens: int,
-        stop: tuple[str, ...] = (),
         sampling: dict[str, Any] | None = None,
     ) -> Iterator[tuple[str, str]]:
         """(text piece, finish reason or "") as the server streams them."""
@@ -161,8 +160,6 @@ class Api:
             "max_tokens": max_tokens,
             **(sampling or {"temperature": 0.0}),
         }
-        if stop:
-            body["stop"] = list(stop)
         for event in self.client.stream("/completions", body, deadline):
             first = _first_choice(event)
             yield str(first.get("text") or ""), str(first.get("finish_reason") or "")

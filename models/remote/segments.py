@@ -121,8 +121,8 @@ class Segments:
             if piece:
                 if not steering:
                     self._append(out, piece)
-                elif self._member_in(out, piece) and not self.ends(out.text):
-                    return MEMBER  # leaving the stream closes it
+                elif self._member_in(out, piece):  # leaving the stream closes it
+                    return "stop_rule" if self.ends(out.text) else MEMBER
                 if self.ends(out.text):
                     return "stop_rule"
             finish = reason or finish
@@ -145,10 +145,10 @@ class Segments:
                 if self.walk.due():
                     return True
                 piece = rest
-            else:
-                dots = "." + rest[: len(rest) - len(rest.lstrip("."))]
-                self._append(out, dots)
-                piece = rest[len(dots) - 1 :]
+            else:  # the whole run of dots, then what follows it
+                more = len(rest) - len(rest.lstrip("."))
+                self._append(out, "." * (1 + more))
+                piece = rest[more:]
         if piece:
             self._append(out, piece)
         return False

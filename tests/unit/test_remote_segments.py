@@ -1,7 +1,7 @@
 """Segment-by-segment steering through the API, on a scripted model (mechanics only).
 
 The scripted API writes a fixed continuation for each text written so far, as a
-greedy server would, and honours stop strings, ``logprobs`` and constraints. The
+greedy server would, and honours ``logprobs`` and constraints. The
 real engine is in ``tests/model/test_remote.py``.
 """
 
@@ -61,14 +61,11 @@ class ScriptedApi:
         return prompt[len(self.prompt) :]
 
     def stream(
-        self, prompt: str, deadline: Deadline, *, max_tokens: int, stop=(), sampling=None
+        self, prompt: str, deadline: Deadline, *, max_tokens: int, sampling=None
     ) -> Iterator[tuple[str, str]]:
         self.client.requests += 1
         text = self.writes(self._written(prompt))
-        cuts = [text.find(s) for s in stop if s in text]
         finish = "stop"
-        if cuts:
-            text = text[: min(cuts)]
         pieces = [text[i : i + 2] for i in range(0, len(text), 2)][:max_tokens]
         if len(pieces) == max_tokens and "".join(pieces) != text:
             finish = "length"
@@ -105,10 +102,6 @@ class ScriptedApi:
         if not logprobs:
             return Choice(first, "length")
         tokens, top = ((first,) if first else ()), (self.tops(written),)
-        if max_tokens > 1 and first:  # the next token too, and the likeliest after ``first``
-            after = written + first
-            second = self.writes(after)[:1]
-            tokens, top = (first, second), (*top, self.tops(after))
         self.probed.append((written, max_tokens, logprobs))
         return Choice("".join(tokens), "length", tokens, (), top)
 
