@@ -189,11 +189,18 @@ class Editor:
                     self.outcomes["failed"] += 1
             time.sleep(READING)
 
-    def requests_per_completion(self) -> float | None:
+    def counts(self) -> tuple[int, int]:
+        """The requests sent to the server so far, and the completions served."""
         model = self.server.status().get("model", {})
         remote = model.get("remote") or {}
-        served = model.get("served") or 0
-        return round(remote.get("requests", 0) / served, 2) if served else None
+        return int(remote.get("requests", 0)), int(model.get("served") or 0)
+
+    def requests_per_completion(self, before: tuple[int, int]) -> float | None:
+        """The requests per completion served since ``before`` (so the connection's
+        probes, sent once at start, are not counted)."""
+        (requests, served), (sent, done) = self.counts(), before
+        served -= done
+        return round((requests - sent) / served, 2) if served else None
 
 
 def load(
@@ -218,6 +225,7 @@ def load(
             for editor in team:
                 editor.ready()
             log_from = server_log.stat().st_size
+            before = [editor.counts() for editor in team]
             started = time.perf_counter()
             threads = [threading.Thread(target=e.rounds, args=(rounds,)) for e in team]
             for thread in threads:
@@ -228,7 +236,7 @@ def load(
             hits = _hits(server_log, log_from)
             latencies = [ms for e in team for ms in e.latencies]
             outcomes = {k: sum(e.outcomes[k] for e in team) for k in team[0].outcomes}
-            per = [e.requests_per_completion() for e in team]
+            per = [e.requests_per_completion(b) for e, b in zip(team, before, strict=True)]
             results[str(count)] = {
                 "editors": count,
                 "p50_ms": _median(latencies),
