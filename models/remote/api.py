@@ -32,6 +32,22 @@ from steerlsp.models.remote.client import Client, Deadline, RemoteError, RemoteR
 # max_logprobs is 20).
 TOP_K = 20
 
+# The k likeliest read from llama.cpp's sampler after its top-k (``post_sampling_probs``),
+# where the server takes it: it then sorts the k instead of the whole vocabulary, which
+# for Gemma's 262,144 tokens cost 27 ms a step on 2 cores, as much as evaluating the
+# token. With temperature 1 and no other filter they are the softmax of the k likeliest
+# logits: every log-probability is raised by the same amount (minus the log of the k's
+# total probability), so no ranking among them changes. The one token it samples is not
+# read.
+SAMPLER_TOP = {
+    "post_sampling_probs": True,
+    "top_k": TOP_K,
+    "top_p": 1.0,
+    "min_p": 0.0,
+    "typical_p": 1.0,
+    "temperature": 1.0,
+}
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -44,6 +60,8 @@ class Capabilities:
     # cores, against 0.06 s without): there, steering asks the model to choose under a
     # constraint instead.
     logprobs_cached: bool = False
+    # Whether the k likeliest come from the sampler (:data:`SAMPLER_TOP`), at no extra cost.
+    sampler_top: bool = False
 
     @property
     def ranks(self) -> bool:
@@ -55,6 +73,8 @@ class Capabilities:
         """Steering's stages as they run against this server: how, or why not."""
         if self.ranks:
             members = "ranked: the first token's log-probabilities, relevance, expected type"
+            if self.sampler_top:
+                members += " (log-probabilities of the sampler's top-k)"
             if self.constraint:
                 members += f"; names sharing a first token chosen by the model ({self.constraint})"
         elif self.constraint:
@@ -105,6 +125,7 @@ class Choice:
     top: tuple[dict[str, float], ...] = ()  # the k likeliest tokens at each step
     offsets: tuple[int, ...] = ()  # each token's start in prompt + text (echo) or text
     evaluated: int | None = None  # prompt tokens the server evaluated, where it says
+    sampled: bool = False  # whether the k likeliest came from the sampler (``top_probs``)
 
 
 @dataclass
@@ -129,7 +150,9 @@ class Api:
     ) -> Choice:
         """One completion, whole. ``choices``: the text must be one of them (the server's
         constraint; only where :attr:`Capabilities.constraint` is set), followed by a
-        character that ends an identifier with ``then_end``."""
+        character that ends an identifier with ``then_end``. With ``logprobs``, the k
+        likeliest come from the sampler where :attr:`Capabilities.sampler_top` says so
+        (then the text is a sample: only the log-probabilities are to be read)."""
         body: dict[str, Any] = {
             "model": self.model,
             "prompt": prompt,
@@ -138,6 +161,8 @@ class Api:
         }
         if logprobs:
             body["logprobs"] = logprobs
+            if self.capabilities.sampler_top:
+                body.update(SAMPLER_TOP)
         if stop:
             body["stop"] = list(stop)
         if choices:
@@ -200,10 +225,20 @@ _PROBE = "def add(a, b):\n    return a +"
 
 def probe(api: Api, deadline: Deadline) -> Capabilities:
     """Ask the server what it supports, with a few short requests."""
-    top = _supports(lambda: _has_top(api.complete(_PROBE, deadline, max_tokens=1, logprobs=5)))
+
+    def has_top(sampled: bool) -> bool:
+        answer = api.complete(_PROBE, deadline, max_tokens=1, logprobs=5)
+        return _has_top(answer) and answer.sampled >= sampled
+
+    # A server that takes the sampler's fields without giving its top-k (llama-cpp-python)
+    # is asked as before: its answer would be the same, the fields' claim false.
+    api.capabilities = Capabilities(sampler_top=True)
+    sampler = _supports(lambda: has_top(True))
+    api.capabilities = Capabilities()
+    top = sampler or _supports(lambda: has_top(False))
     constraint = ""
     for kind in ("grammar", "guided_choice"):
-        api.capabilities = Capabilities(top, kind)
+        api.capabilities = Capabilities(top, kind, sampler_top=sampler)
         if _supports(
             lambda: (
                 api.complete(_PROBE, deadline, max_tokens=4, choices=(" zebra",)).text == " zebra"
@@ -211,8 +246,9 @@ def probe(api: Api, deadline: Deadline) -> Capabilities:
         ):
             constraint = kind
             break
+    api.capabilities = Capabilities(top, constraint, sampler_top=sampler)
     cached = top and _logprobs_cached(api, deadline)
-    return Capabilities(top, constraint, cached)
+    return Capabilities(top, constraint, cached, sampler)
 
 
 # A prompt long enough that evaluating it again shows (about 300 tokens).
@@ -268,22 +304,17 @@ def choice_of(answer: Any) -> Choice:
     """The first choice of a completions answer. Its ``logprobs`` come in the legacy
     completions shape (``tokens``, ``token_logprobs``, ``top_logprobs`` as one mapping a
     step: llama-cpp-python, vLLM) or in the chat shape (``content``, a list of steps each
-    with its ``top_logprobs`` list: llama.cpp's ``llama-server``)."""
+    with its ``top_logprobs`` list: llama.cpp's ``llama-server``; ``top_probs``, each a
+    ``prob``, from its sampler)."""
     first = _first_choice(answer)
     logprobs = first.get("logprobs") or {}
     if isinstance(logprobs.get("content"), list):
         steps = [s for s in logprobs["content"] if isinstance(s, dict)]
         tokens = tuple(str(s.get("token", "")) for s in steps)
         values = tuple(_number(s.get("logprob")) for s in steps)
-        top = tuple(
-            {
-                str(t.get("token", "")): _number(t.get("logprob"))
-                for t in s.get("top_logprobs") or ()
-                if isinstance(t, dict)
-            }
-            for s in steps
-        )
+        top = tuple(_step_top(s) for s in steps)
         offsets: tuple[int, ...] = ()
+        sampled = any("top_probs" in s for s in steps)
     else:
         tokens = tuple(str(t) for t in logprobs.get("tokens") or ())
         values = tuple(_number(v) for v in logprobs.get("token_logprobs") or ())
@@ -292,6 +323,7 @@ def choice_of(answer: Any) -> Choice:
             for entry in logprobs.get("top_logprobs") or ()
         )
         offsets = tuple(int(o) for o in logprobs.get("text_offset") or ())
+        sampled = False
     return Choice(
         str(first.get("text") or ""),
         str(first.get("finish_reason") or ""),
@@ -300,7 +332,22 @@ def choice_of(answer: Any) -> Choice:
         top,
         offsets,
         _prompt_evaluated(answer),
+        sampled,
     )
+
+
+def _step_top(step: dict[str, Any]) -> dict[str, float]:
+    """One step's k likeliest tokens and their log-probabilities (from ``prob`` where
+    the sampler gave them; a token it gave no probability is left out)."""
+    top: dict[str, float] = {}
+    for entry in step.get("top_logprobs") or step.get("top_probs") or ():
+        if not isinstance(entry, dict):
+            continue
+        if "logprob" in entry:
+            top[str(entry.get("token", ""))] = _number(entry["logprob"])
+        elif isinstance(entry.get("prob"), int | float) and entry["prob"] > 0:
+            top[str(entry.get("token", ""))] = math.log(entry["prob"])
+    return top
 
 
 def _first_choice(answer: Any) -> dict[str, Any]:

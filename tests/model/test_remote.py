@@ -105,6 +105,7 @@ async def test_inline_completion_from_the_server(start_raw, tmp_path, server):
         "top_logprobs": True,
         "constraint": "grammar",
         "logprobs_cached": False,
+        "sampler_top": False,
     }
     assert status["steering"]["members"].startswith("the model's choice among the listed names")
     uri = opened(client, tmp_path, LOOP)

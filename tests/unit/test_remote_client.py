@@ -14,7 +14,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from steerlsp.models.remote.api import Api, Capabilities, choice_of, connect, constrained
+from steerlsp.models.remote.api import (
+    SAMPLER_TOP,
+    TOP_K,
+    Api,
+    Capabilities,
+    choice_of,
+    connect,
+    constrained,
+)
 from steerlsp.models.remote.client import (
     Client,
     Deadline,
@@ -137,6 +145,28 @@ def test_a_url_with_credentials_or_another_scheme_is_refused():
 
 # An answer with the k likeliest tokens at its one step (the completions shape).
 TOP = {"choices": [{"text": " b", "logprobs": {"top_logprobs": [{" b": -0.1, " a": -2}]}}]}
+# llama-server's answer with the k likeliest from its sampler (``post_sampling_probs``).
+SAMPLER_ANSWER = {
+    "choices": [
+        {
+            "text": " a",
+            "logprobs": {
+                "content": [
+                    {
+                        "token": " a",
+                        "prob": 0.2,
+                        "top_probs": [
+                            {"token": " b", "prob": 0.8},
+                            {"token": " a", "prob": 0.2},
+                            {"token": " c", "prob": 0.0},
+                        ],
+                    }
+                ]
+            },
+        }
+    ]
+}
+UNKNOWN_FIELD = (400, {}, [b'{"error": {"message": "unknown field post_sampling_probs"}}'], 0)
 
 
 def test_connect_names_the_models_served_when_the_wanted_one_is_not(stub):
@@ -149,6 +179,7 @@ def test_connect_probes_what_the_server_supports(stub):
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
+            UNKNOWN_FIELD,  # logprobs: k from the sampler
             ok(TOP),  # logprobs: k
             (400, {}, [b'{"error": {"message": "grammar not supported"}}'], 0),
             ok(completion(" zebra")),  # guided_choice followed
@@ -160,10 +191,39 @@ def test_connect_probes_what_the_server_supports(stub):
     assert api.model == "gemma"
     assert api.capabilities == Capabilities(True, "guided_choice", logprobs_cached=True)
     assert api.capabilities.ranks
-    assert server.seen[2][2]["grammar"] == 'root ::= " zebra"'
-    assert server.seen[3][2]["guided_choice"] == [" zebra"]
-    assert server.seen[6][2]["logprobs"] == 5 and "logprobs" not in server.seen[5][2]
-    assert len(server.seen) == 7  # fast at once: not timed again
+    assert (
+        server.seen[1][2]["post_sampling_probs"] and "post_sampling_probs" not in server.seen[2][2]
+    )
+    assert server.seen[3][2]["grammar"] == 'root ::= " zebra"'
+    assert server.seen[4][2]["guided_choice"] == [" zebra"]
+    assert server.seen[7][2]["logprobs"] == 5 and "logprobs" not in server.seen[6][2]
+    assert "post_sampling_probs" not in server.seen[7][2]
+    assert len(server.seen) == 8  # fast at once: not timed again
+
+
+def test_where_the_sampler_gives_the_k_likeliest_every_logprobs_request_asks_it(stub):
+    """llama-server sorts the whole vocabulary for ``logprobs`` (27 ms a token for
+    Gemma on 2 cores), and only the k for its sampler's ``post_sampling_probs``."""
+    server = stub(
+        [
+            ok({"data": [{"id": "gemma"}]}),
+            ok(SAMPLER_ANSWER),
+            ok(completion(" zebra")),  # grammar followed
+            *[ok(completion(" x"))] * 2,
+            ok(SAMPLER_ANSWER | {"timings": {"prompt_n": 1}}),
+            ok(SAMPLER_ANSWER),
+        ]
+    )
+    api = connect(client_for(server), "", Deadline.within(5))
+    assert api.capabilities == Capabilities(True, "grammar", True, sampler_top=True)
+    assert "sampler's top-k" in api.capabilities.stages()["members"]
+    top = api.complete("p", Deadline.within(5), max_tokens=1, logprobs=TOP_K).top
+    assert top == (
+        {" b": pytest.approx(-0.2231, abs=1e-4), " a": pytest.approx(-1.6094, abs=1e-4)},
+    )
+    for body in (server.seen[1][2], server.seen[5][2], server.seen[6][2]):
+        assert {k: body[k] for k in SAMPLER_TOP} == SAMPLER_TOP
+    assert "post_sampling_probs" not in server.seen[2][2]  # the constraint's: greedy
 
 
 def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(stub):
@@ -171,6 +231,7 @@ def test_where_logprobs_miss_the_cache_the_model_chooses_under_the_constraint(st
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
+            ok(TOP),  # the sampler's fields taken, its top-k not given
             ok(TOP),
             ok(completion(" zebra")),  # grammar followed
             ok(completion(" x")),
@@ -197,6 +258,7 @@ def test_probing_the_server_may_take_longer_than_one_completion(stub):
     server = stub(
         [
             slow({"data": [{"id": "gemma"}]}),
+            slow(TOP),
             slow(TOP),
             slow(completion(" zebra")),
             *[slow(completion(" x"))] * 3,
@@ -278,6 +340,7 @@ def test_where_the_server_says_what_it_evaluated_that_decides_not_the_clock(
     server = stub(
         [
             ok({"data": [{"id": "gemma"}]}),
+            UNKNOWN_FIELD,
             ok(TOP),
             ok(completion(" zebra")),  # grammar followed
             ok(completion(" x")),
@@ -287,4 +350,4 @@ def test_where_the_server_says_what_it_evaluated_that_decides_not_the_clock(
     )
     capabilities = connect(client_for(server), "", Deadline.within(5)).capabilities
     assert capabilities.logprobs_cached is cached
-    assert len(server.seen) == 6  # decided by what it said, not timed again
+    assert len(server.seen) == 7  # decided by what it said, not timed again
