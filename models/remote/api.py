@@ -226,9 +226,9 @@ _PROBE = "def add(a, b):\n    return a +"
 def probe(api: Api, deadline: Deadline) -> Capabilities:
     """Ask the server what it supports, with a few short requests."""
 
-    def has_top(sampled: bool) -> bool:
+    def has_top(from_sampler: bool) -> bool:
         answer = api.complete(_PROBE, deadline, max_tokens=1, logprobs=5)
-        return _has_top(answer) and answer.sampled >= sampled
+        return _has_top(answer) and (answer.sampled or not from_sampler)
 
     # A server that takes the sampler's fields without giving its top-k (llama-cpp-python)
     # is asked as before: its answer would be the same, the fields' claim false.
