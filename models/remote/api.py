@@ -143,7 +143,6 @@ class Api:
         *,
         max_tokens: int,
         logprobs: int = 0,
-        stop: tuple[str, ...] = (),
         sampling: dict[str, Any] | None = None,
         choices: tuple[str, ...] = (),
         then_end: bool = False,
@@ -163,8 +162,6 @@ class Api:
             body["logprobs"] = logprobs
             if self.capabilities.sampler_top:
                 body.update(SAMPLER_TOP)
-        if stop:
-            body["stop"] = list(stop)
         if choices:
             body.update(constrained(self.capabilities.constraint, choices, then_end=then_end))
         answer = self.client.post("/completions", body, deadline)

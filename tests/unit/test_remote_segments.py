@@ -86,7 +86,6 @@ class ScriptedApi:
         *,
         max_tokens: int,
         logprobs: int = 0,
-        stop=(),
         sampling=None,
         choices: tuple[str, ...] = (),
         then_end: bool = False,
