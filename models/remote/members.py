@@ -183,7 +183,14 @@ def _ranking(
 ) -> list[Ranked]:
     used = usage.score if usage is not None else (lambda name: 0.0)
     candidates = [
-        Candidate(c.name, c.documentation, c.kind, c.deprecated, c.returns, used(c.name))
+        Candidate(
+            c.name,
+            c.documentation,
+            c.kind,
+            c.deprecated,
+            intent.returns(c.name, c.returns, c.detail),
+            used(c.name),
+        )
         for c in items
     ]
     return rank_candidates(intent, candidates, logprobs, typed=typed, weights=weights, own=own)

@@ -286,6 +286,26 @@ def test_the_ranker_prefers_the_member_of_the_expected_type():
     assert chosen.ranked[0].expected > 0
 
 
+def test_the_remote_ranker_reads_a_field_s_type_from_the_document_s_class():
+    items = [
+        CompletionCandidate("describe", "method", detail="orders.Order", returns="str"),
+        CompletionCandidate("total", "statement", detail="orders.Order"),
+    ]
+    text = (
+        "class Order:\n    total: float\n\n\ndef amount(order: Order) -> float:\n    return order."
+    )
+    chosen = choose(
+        items,
+        {"describe": -0.5, "total": -1.5},
+        intent_at(text),
+        weights=RankWeights(),
+        static=True,
+        escape_margin=5.0,
+    )
+    assert chosen.name == "total"
+    assert chosen.ranked[0].expected > 0
+
+
 def test_an_unknown_receiver_lets_the_model_keep_a_much_likelier_name():
     items = [CompletionCandidate("__class__"), CompletionCandidate("dynamic", "attribute")]
     chosen = choose(

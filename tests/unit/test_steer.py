@@ -1441,3 +1441,33 @@ def test_a_repeat_inside_a_list_ends_the_completion_open_and_it_is_kept_to_whole
     assert not steered(
         inner, Script({head + "    return 1\n": 1.0}), head, ScriptedAnalysis(), pool, facts=facts
     ).steerer.cut_short()
+
+
+def test_an_attribute_the_documents_class_declares_has_its_type_for_the_expected_one(inner, pool):
+    """The analysis gives a method's return type (its signature) but nothing for a field:
+    where the document defines the class the analysis names for an item, the class's
+    declaration says it (``total: float``), so the field fits ``-> float`` as a method
+    returning ``float`` would, and beats a method of another type the model liked more."""
+    head = (
+        "class Order:\n"
+        "    total: float\n"
+        "\n"
+        "    def describe(self) -> str:\n"
+        "        return 'an order'\n"
+        "\n"
+        "\n"
+        "def amount(obj: Order) -> float:\n"
+        "    return obj"
+    )
+    script = Script({head + ".describe()\n": 0.6, head + ".total\n": 0.4})
+    described = CompletionCandidate("describe", kind="method", returns="str", detail="doc.Order")
+    named = completions(
+        described, CompletionCandidate("total", kind="statement", detail="doc.Order")
+    )
+    run = steered(inner, script, head, named, pool)
+    assert run.text == ".total\n"
+    top = {entry["name"]: entry for entry in run.trace["rankings"][0]["top"]}
+    assert top["total"]["expected"] > 0 and top["describe"]["expected"] == 0
+    # Without the class the analysis named, nothing is known of the field: the model decides.
+    unnamed = completions(described, CompletionCandidate("total", kind="statement"))
+    assert steered(inner, script, head, unnamed, pool).text == ".describe()\n"

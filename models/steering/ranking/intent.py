@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from steerlsp.models.semantics.declared import Declarations
 from steerlsp.models.steering.ranking.expected import expected_type
 from steerlsp.models.steering.ranking.relevance import Intent, subclasses_in, type_heads
 
@@ -30,6 +31,7 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
     subclasses = (
         subclasses_in(before[-MAX_CLASSES:], type_heads(expected)) if expected else frozenset()
     )
+    declared = Declarations(before) if expected else None
     text = before[-MAX_SCAN:]
     lines = text.split("\n")
     current = lines[-1]
@@ -51,8 +53,11 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
                 current.strip(),
                 expected,
                 subclasses,
+                declared,
             )
-    return Intent("", "", " ".join(reversed(comments)), current.strip(), expected, subclasses)
+    return Intent(
+        "", "", " ".join(reversed(comments)), current.strip(), expected, subclasses, declared
+    )
 
 
 def _indent_of(line: str) -> int:

@@ -88,7 +88,12 @@ class Ranker:
         used = self.usage.score if self.usage is not None else (lambda name: 0.0)
         candidates = [
             Candidate(
-                c.name, c.documentation, c.kind, c.name in deprecated, c.returns, used(c.name)
+                c.name,
+                c.documentation,
+                c.kind,
+                c.name in deprecated,
+                self.intent.returns(c.name, c.returns, c.detail),
+                used(c.name),
             )
             for c in self.items.values()
         ]

@@ -14,12 +14,16 @@ each whole identifier and the item's metadata (deprecated, private, dunder).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from steerlsp.models.semantics.declared import Declarations
 
 # Words that say nothing about which member is wanted.
 _STOP = frozenset(
@@ -96,6 +100,16 @@ class Intent:
     expected: str = ""  # the type the expression must have (``return`` in a ``-> T`` function)
     # The document's classes derived from an expected one (``class Dog(Animal)``): they fit.
     subclasses: frozenset[str] = frozenset()
+    # What the document's classes declare their members to be, where a type is expected.
+    declared: Declarations | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def returns(self, name: str, returns: str, owner: str) -> str:
+        """What the member ``name`` of ``owner`` (where the analysis says it is defined)
+        gives: ``returns`` (from its signature) where known, else what the document's
+        own class declares it to be (``name: str``)."""
+        if returns or not owner or self.declared is None:
+            return returns
+        return self.declared.type_of(owner, name)
 
 
 @dataclass(frozen=True)
