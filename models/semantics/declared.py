@@ -82,6 +82,15 @@ class Declarations:
                 return members[name]
         return ""
 
+    def members_of(self, cls: str) -> Mapping[str, str]:
+        """Every member's declared type of the class ``cls`` (its simple name); {} for a
+        class this text does not define."""
+        for start, end in self._margin_classes().get(cls, ()):
+            members = _block(self.text[start:end]).get(cls)
+            if members:
+                return members
+        return self._in_current().get(cls, {})
+
     def _margin_classes(self) -> dict[str, list[tuple[int, int]]]:
         if self._classes is None:
             self._classes = {}

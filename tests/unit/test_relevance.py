@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from steerlsp.models.semantics.declared import Declarations
 from steerlsp.models.steering.ranking.relevance import (
     BARE_WORD,
     Candidate,
@@ -13,7 +14,9 @@ from steerlsp.models.steering.ranking.relevance import (
     Intent,
     RankWeights,
     assignable,
+    REACHED,
     rank_candidates,
+    reaches,
     relevance,
     relevance_scores,
     split_words,
@@ -325,6 +328,37 @@ def test_a_callable_returning_the_expected_type_is_ranked_up():
     typed = rank_candidates(intent, candidates, logprobs)
     assert plain[0].name == "display_name"
     assert typed[0].name == "model_dump" and typed[0].expected == RankWeights().expected_type
+
+
+PROFILES = "class Profile:\n    email: str\n    age: int\n\n\ndef contact(user: User) -> str:\n    return user."
+
+
+def test_a_type_reaches_the_expected_one_in_one_member_step():
+    declared = Declarations(PROFILES)
+    wanted = type_heads("str")
+    assert reaches("Profile", wanted, declared)  # ``.email``
+    assert reaches("Optional[Profile]", wanted, declared)
+    assert not reaches("Profile", type_heads("dict"), declared)
+    assert not reaches("Profile", wanted)  # nothing declared known
+    assert reaches("Path", wanted) and reaches("datetime", type_heads("date"))
+    assert reaches("str", type_heads("list[str]"))  # ``.split()``
+    assert not reaches("str", type_heads("int"))  # ``.count()`` converts nothing
+    assert not reaches("int", wanted) and not reaches("", wanted)
+    assert not reaches("Path", frozenset())
+
+
+def test_what_fits_beats_what_reaches_and_that_beats_what_cannot():
+    intent = Intent(line="return user.", expected="str", declared=Declarations(PROFILES))
+    candidates = [
+        Candidate("age", "", "property", returns="int"),
+        Candidate("profile", "", "property", returns="Profile"),
+        Candidate("nick", "", "property", returns="str"),
+    ]
+    logprobs = {"age": -1.0, "profile": -1.0, "nick": -1.0}
+    ranked = rank_candidates(intent, candidates, logprobs)
+    assert [r.name for r in ranked] == ["nick", "profile", "age"]
+    bonus = RankWeights().expected_type
+    assert [r.expected for r in ranked] == [bonus, bonus * REACHED, 0.0]
 
 
 def test_a_deprecated_names_replacement_inherits_its_support():

@@ -342,7 +342,7 @@ def rank_candidates(
                     logprobs[new] = max(logprobs.get(new, -math.inf), logprobs[old])
     penalties = [_metadata_penalty(candidate, typed, weights) for candidate in listed]
     wanted = type_heads(intent.expected) | intent.subclasses
-    bonus = [weights.expected_type if assignable(c.returns, wanted) else 0.0 for c in listed]
+    bonus = [_typed_bonus(c.returns, wanted, intent, weights) for c in listed]
     # Scale to the best plausible name, so a relevant deprecated one does not flatten the rest.
     plausible = [score for score, penalty in zip(raw, penalties, strict=True) if penalty == 0]
     top = max(plausible, default=0.0) or max(raw, default=0.0)
@@ -477,6 +477,49 @@ def assignable(returns: str, wanted: frozenset[str]) -> bool:
         return False
     widened = wanted.union(*(_SUBTYPES.get(name, ()) for name in wanted))
     return have <= widened
+
+
+# The builtin and standard types' members that convert a value to another type, by
+# their return annotations: one member step from each type (``.name.lower()``,
+# ``.path.read_text()``). Not those that ask something of it (``str.count`` gives an
+# ``int`` that says nothing of the string).
+_CONVERSIONS: dict[str, frozenset[str]] = {
+    "str": frozenset({"str", "list", "bytes"}),
+    "bytes": frozenset({"bytes", "str", "list"}),
+    "Path": frozenset({"Path", "str", "bytes"}),
+    "PurePath": frozenset({"PurePath", "str"}),
+    "datetime": frozenset({"datetime", "date", "time", "str", "float"}),
+    "date": frozenset({"date", "str"}),
+    "time": frozenset({"time", "str"}),
+    "Decimal": frozenset({"Decimal", "str"}),
+}
+# The share of the expected-type bonus for a member that reaches the type in one more
+# member step (``.profile`` of a ``Profile`` with ``email: str``, where a ``str`` is
+# expected): it beats one that cannot, and loses to one that fits already.
+REACHED = 0.5
+
+
+def _typed_bonus(returns: str, wanted: frozenset[str], intent: Intent, w: RankWeights) -> float:
+    if assignable(returns, wanted):
+        return w.expected_type
+    return w.expected_type * REACHED if reaches(returns, wanted, intent.declared) else 0.0
+
+
+def reaches(returns: str, wanted: frozenset[str], declared: Declarations | None = None) -> bool:
+    """Whether a value annotated ``returns`` reaches a ``wanted`` type in one member
+    step: a builtin or standard type's conversion (``str`` reaches ``list`` by
+    ``.split()``), or a member that one of the document's classes declares
+    (``Profile`` with ``email: str`` reaches ``str``). Mündler et al.'s type
+    reachability, one step deep, as a ranking signal."""
+    if not wanted:
+        return False
+    for head in type_heads(returns):
+        steps: list[str] = sorted(_CONVERSIONS.get(head, ()))
+        if declared is not None:
+            steps += declared.members_of(head).values()
+        if any(assignable(step, wanted) for step in steps):
+            return True
+    return False
 
 
 _CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*\(([^)]*)\)", re.MULTILINE)
