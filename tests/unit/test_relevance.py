@@ -9,12 +9,12 @@ import pytest
 from steerlsp.models.semantics.declared import Declarations
 from steerlsp.models.steering.ranking.relevance import (
     BARE_WORD,
+    REACHED,
     Candidate,
     DocumentUsage,
     Intent,
     RankWeights,
     assignable,
-    REACHED,
     rank_candidates,
     reaches,
     relevance,
@@ -330,7 +330,10 @@ def test_a_callable_returning_the_expected_type_is_ranked_up():
     assert typed[0].name == "model_dump" and typed[0].expected == RankWeights().expected_type
 
 
-PROFILES = "class Profile:\n    email: str\n    age: int\n\n\ndef contact(user: User) -> str:\n    return user."
+PROFILES = (
+    "class Profile:\n    email: str\n    age: int\n\n\n"
+    "def contact(user: User) -> str:\n    return user."
+)
 
 
 def test_a_type_reaches_the_expected_one_in_one_member_step():
