@@ -71,13 +71,10 @@ class Declarations:
         ``shop.models.User.__init__`` for a ``self.name`` set there); "" when unknown."""
         parts = owner.split(".")
         classes = [part for part in (parts[1:] if len(parts) > 1 else parts) if part]
-        blocks = [span for part in classes for span in self._margin_classes().get(part, ())]
-        for cls in reversed(classes):  # the innermost first: ``Outer.Inner``'s own
-            for start, end in blocks:
-                members = _block(self.text[start:end]).get(cls, {})
-                if name in members:
-                    return members[name]
-            members = self._in_current().get(cls, {})
+        # A nested class (``Outer.Inner``) is in its outer class's text at the margin.
+        spans = [span for part in classes for span in self._margin_classes().get(part, ())]
+        for cls in reversed(classes):  # the innermost first
+            members = self._declared(cls, spans)
             if name in members:
                 return members[name]
         return ""
@@ -85,7 +82,10 @@ class Declarations:
     def members_of(self, cls: str) -> Mapping[str, str]:
         """Every member's declared type of the class ``cls`` (its simple name); {} for a
         class this text does not define."""
-        for start, end in self._margin_classes().get(cls, ()):
+        return self._declared(cls, self._margin_classes().get(cls, []))
+
+    def _declared(self, cls: str, spans: list[tuple[int, int]]) -> Mapping[str, str]:
+        for start, end in spans:
             members = _block(self.text[start:end]).get(cls)
             if members:
                 return members
