@@ -64,6 +64,7 @@ class Declarations:
         self.text = text[-MAX_TEXT:]
         self._classes: dict[str, list[tuple[int, int]]] | None = None
         self._current: dict[str, dict[str, str]] | None = None
+        self._parsed: dict[tuple[int, int], Declared] = {}  # a class's span -> its reading
 
     def type_of(self, owner: str, name: str) -> str:
         """The type declared for ``name`` as a member of ``owner`` (the analysis's
@@ -85,8 +86,10 @@ class Declarations:
         return self._declared(cls, self._margin_classes().get(cls, []))
 
     def _declared(self, cls: str, spans: list[tuple[int, int]]) -> Mapping[str, str]:
-        for start, end in spans:
-            members = _block(self.text[start:end]).get(cls)
+        for span in spans:
+            if span not in self._parsed:
+                self._parsed[span] = _block(self.text[span[0] : span[1]])
+            members = self._parsed[span].get(cls)
             if members:
                 return members
         return self._in_current().get(cls, {})
