@@ -479,20 +479,6 @@ def assignable(returns: str, wanted: frozenset[str]) -> bool:
     return have <= widened
 
 
-# The builtin and standard types' members that convert a value to another type, by
-# their return annotations: one member step from each type (``.name.lower()``,
-# ``.path.read_text()``). Not those that ask something of it (``str.count`` gives an
-# ``int`` that says nothing of the string).
-_CONVERSIONS: dict[str, frozenset[str]] = {
-    "str": frozenset({"str", "list", "bytes"}),
-    "bytes": frozenset({"bytes", "str", "list"}),
-    "Path": frozenset({"Path", "str", "bytes"}),
-    "PurePath": frozenset({"PurePath", "str"}),
-    "datetime": frozenset({"datetime", "date", "time", "str", "float"}),
-    "date": frozenset({"date", "str"}),
-    "time": frozenset({"time", "str"}),
-    "Decimal": frozenset({"Decimal", "str"}),
-}
 # The share of the expected-type bonus for a member that reaches the type in one more
 # member step (``.profile`` of a ``Profile`` with ``email: str``, where a ``str`` is
 # expected): it beats one that cannot, and loses to one that fits already.
@@ -507,17 +493,15 @@ def _typed_bonus(returns: str, wanted: frozenset[str], intent: Intent, w: RankWe
 
 def reaches(returns: str, wanted: frozenset[str], declared: Declarations | None = None) -> bool:
     """Whether a value annotated ``returns`` reaches a ``wanted`` type in one member
-    step: a builtin or standard type's conversion (``str`` reaches ``list`` by
-    ``.split()``), or a member that one of the document's classes declares
-    (``Profile`` with ``email: str`` reaches ``str``). Mündler et al.'s type
-    reachability, one step deep, as a ranking signal."""
-    if not wanted:
+    step that one of the document's classes declares (``Profile`` with ``email: str``
+    reaches ``str``): Mündler et al.'s type reachability, one step deep, as a ranking
+    signal. The builtin types' conversions are not counted: ``bytes.decode`` made
+    ``str.encode`` reach ``str`` and ``bytes.split`` made ``dump_json`` reach
+    ``list[Event]``, by outer types alone (the held-out next-identifier split)."""
+    if not wanted or declared is None:
         return False
     for head in type_heads(returns):
-        steps: list[str] = sorted(_CONVERSIONS.get(head, ()))
-        if declared is not None:
-            steps += declared.members_of(head).values()
-        if any(assignable(step, wanted) for step in steps):
+        if any(assignable(step, wanted) for step in declared.members_of(head).values()):
             return True
     return False
 
