@@ -9,8 +9,9 @@ names (``name: str``, ``total: Decimal = Field(...)``), its plain constants
 (``limit = 10``), a method's ``self.x: T = ...``, and each ``def``'s return
 annotation (a property's type, a method's result).
 
-Pure: the text before the cursor is repaired where the cursor leaves it
-incomplete (``semantics/hole.py``) and parsed; nothing is imported or run.
+Pure: classes are parsed from the text before the cursor; the definition the
+cursor is in comes repaired and parsed (``semantics/hole.py``) by whoever read
+the expected type there. Nothing is imported or run.
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ import itertools
 import re
 from collections.abc import Mapping
 
-from steerlsp.models.semantics.hole import find_hole
+from steerlsp.models.semantics.hole import Hole
 
-# How far back the document's classes are read, in characters; the definition the
-# cursor is in is repaired only within the last MAX_CURRENT (as the expected type is).
+# How far back the document's classes are read, in characters.
 MAX_TEXT = 64_000
-MAX_CURRENT = 16_000
 # A line at the margin that starts a definition, or ends the one before (code there).
 _MARGIN = re.compile(r"^(?:@|def |async def |class |[^\s#@])", re.MULTILINE)
-_DEFINITION = re.compile(r"^(?:@|def |async def |class )", re.MULTILINE)
 _CLASS = re.compile(r"class[ \t]+([A-Za-z_]\w*)")
 # The annotations that wrap the type a member holds.
 _WRAPPERS = frozenset({"ClassVar", "Final", "InitVar", "Annotated", "Mapped"})
@@ -56,13 +54,16 @@ class Declarations:
     whose last statement may be half written), read when first asked for: a class
     at the margin is parsed alone (from its ``class`` line to the next line at the
     margin), once per its text, so a ranking parses only the classes its items
-    name; the definition the cursor is in is repaired and parsed for a class not
+    name; the definition the cursor is in (``current``) is read for a class not
     found so (``self.`` in a method). A name declared twice keeps its first
     declaration."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, current: Hole | None = None) -> None:
+        """``current``: the definition the cursor is in, repaired and parsed (as the
+        expected type's reading already did; ``ranking/expected.py``)."""
         self.text = text[-MAX_TEXT:]
         self._classes: dict[str, list[tuple[int, int]]] | None = None
+        self._hole = current
         self._current: dict[str, dict[str, str]] | None = None
         self._parsed: dict[tuple[int, int], Declared] = {}  # a class's span -> its reading
 
@@ -107,17 +108,8 @@ class Declarations:
     def _in_current(self) -> dict[str, dict[str, str]]:
         if self._current is None:
             self._current = {}
-            tail = max(0, len(self.text) - MAX_CURRENT)
-            definitions = list(_DEFINITION.finditer(self.text, tail))
-            if definitions:
-                current = self.text[definitions[-1].start() :]
-                lines = current.split("\n")
-                try:
-                    hole = find_hole(current, len(lines) - 1, len(lines[-1]))
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    hole = None
-                if hole is not None:
-                    _collect(hole.tree, self._current)
+            if self._hole is not None:
+                _collect(self._hole.tree, self._current)
         return self._current
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from steerlsp.models.semantics import declared
 from steerlsp.models.semantics.declared import Declarations
+from steerlsp.models.steering.ranking.expected import current_hole
 from steerlsp.models.steering.ranking.intent import intent_at
 
 MODELS = (
@@ -41,6 +42,11 @@ MODELS = (
 )
 
 
+def declarations(text: str) -> Declarations:
+    """As ranking builds them: with the cursor's definition, repaired and parsed."""
+    return Declarations(text, current_hole(text))
+
+
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
@@ -62,12 +68,12 @@ MODELS = (
     ],
 )
 def test_a_class_before_the_cursor_declares_its_members(name, expected):
-    found = Declarations(MODELS + "\n\ndef show(user: User) -> str:\n    return user.")
+    found = declarations(MODELS + "\n\ndef show(user: User) -> str:\n    return user.")
     assert found.type_of("shop.models.User", name) == expected
 
 
 def test_the_owner_is_the_class_the_analysis_names_even_for_a_method_s_self_attribute():
-    found = Declarations(MODELS + "\n\ndef show(user: User) -> str:\n    return user.")
+    found = declarations(MODELS + "\n\ndef show(user: User) -> str:\n    return user.")
     assert found.type_of("shop.models.User.__init__", "nick") == "str"
     assert found.type_of("User", "name") == "str"  # a module's own class, undotted
     assert found.type_of("shop.models.Order", "name") == ""  # not a class of this text
@@ -85,7 +91,7 @@ def test_the_class_the_cursor_is_in_is_read_though_its_last_line_is_half_written
         "    def label(self) -> str:\n"
         "        return self."
     )
-    found = Declarations(text)
+    found = declarations(text)
     assert found.type_of("shop.Cart", "total") == "float"
     assert found.type_of("shop.Cart", "count") == "int"
 
@@ -101,13 +107,13 @@ def test_a_nested_class_and_the_first_of_two_declarations():
         "def f(x: Outer.Inner) -> int:\n"
         "    return x."
     )
-    assert Declarations(text).type_of("m.Outer.Inner", "size") == "int"
-    assert Declarations(text).type_of("m.Outer", "size") == ""  # not Outer's own
+    assert declarations(text).type_of("m.Outer.Inner", "size") == "int"
+    assert declarations(text).type_of("m.Outer", "size") == ""  # not Outer's own
 
 
 def test_a_class_that_does_not_parse_declares_nothing_and_the_others_still_do():
     text = "class Broken:\n    name: str = (\n\n\nclass Fine:\n    name: bytes\n\n\nx = Fine()\nx."
-    found = Declarations(text)
+    found = declarations(text)
     assert found.type_of("m.Broken", "name") == ""
     assert found.type_of("m.Fine", "name") == "bytes"
 
@@ -121,13 +127,14 @@ def test_only_the_classes_asked_for_are_parsed_and_each_once(monkeypatch):
         parsed.append(source.split("\n", 1)[0])
         return real(source, *args, **kwargs)
 
+    current = current_hole(text)  # read with the expected type, before any lookup
     declared._block.cache_clear()
     monkeypatch.setattr(declared.ast, "parse", counting)
-    found = Declarations(text)
+    found = Declarations(text, current)
     assert found.type_of("m.User", "name") == "str"
     assert found.type_of("m.User", "age") == "int"
     assert parsed == ["class User:"]
-    Declarations(text).type_of("m.User", "name")  # the same class text: parsed already
+    Declarations(text, current).type_of("m.User", "name")  # the same class text: parsed already
     assert parsed == ["class User:"]
 
 

@@ -12,7 +12,7 @@ decorator line is parsed: a few milliseconds, not a whole module's parse.
 from __future__ import annotations
 
 from steerlsp.models.semantics.expected import Annotation, expected_at
-from steerlsp.models.semantics.hole import find_hole
+from steerlsp.models.semantics.hole import Hole, find_hole
 from steerlsp.models.steering.lexing import TOP_LEVEL
 
 # How far back the top-level line is looked for (characters); past it, nothing is read.
@@ -34,22 +34,33 @@ class _NoLookup:
         return None
 
 
-def expected_type(before: str) -> str:
-    """The annotation the expression ending ``before`` must satisfy, as written
-    (``dict[str, Any]``); "" when none says, or the code cannot be read."""
+def current_hole(before: str) -> Hole | None:
+    """The hole at the end of ``before``, parsed from the last top-level ``def``,
+    ``class`` or decorator line within :data:`MAX_SCAN` (from the start of a shorter
+    text); None when there is none, or the code cannot be read."""
     head = before[-MAX_SCAN:]
     anchors = list(TOP_LEVEL.finditer(head))
     if not anchors:
         if len(head) < len(before):
-            return ""
+            return None
         start = 0
     else:
         start = anchors[-1].start()
     text = head[start:]
     lines = text.split("\n")
     try:
-        hole = find_hole(text, len(lines) - 1, len(lines[-1]))
-        found = expected_at(hole, "", _NoLookup()) if hole is not None else None
+        return find_hole(text, len(lines) - 1, len(lines[-1]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def expected_type(hole: Hole | None) -> str:
+    """The annotation the expression at ``hole`` (:func:`current_hole`) must satisfy,
+    as written (``dict[str, Any]``); "" when none says, or the code cannot be read."""
+    if hole is None:
+        return ""
+    try:
+        found = expected_at(hole, "", _NoLookup())
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""
     return found.annotation.text if found is not None else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from steerlsp.models.semantics.declared import Declarations
-from steerlsp.models.steering.ranking.expected import expected_type
+from steerlsp.models.steering.ranking.expected import current_hole, expected_type
 from steerlsp.models.steering.ranking.relevance import Intent, subclasses_in, type_heads
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
@@ -27,11 +27,12 @@ def intent_at(before: str, *, typed: bool = True) -> Intent:
     """The :class:`Intent` of a cursor with ``before`` the text in front of it; its
     expected type (``typed``) from the annotations around it, read as ChatLSP reads
     them (``ranking/expected.py``; a parse of the enclosing top-level definition)."""
-    expected = expected_type(before) if typed else ""
+    hole = current_hole(before) if typed else None
+    expected = expected_type(hole)
     subclasses = (
         subclasses_in(before[-MAX_CLASSES:], type_heads(expected)) if expected else frozenset()
     )
-    declared = Declarations(before) if expected else None
+    declared = Declarations(before, hole) if expected else None
     text = before[-MAX_SCAN:]
     lines = text.split("\n")
     current = lines[-1]
