@@ -47,7 +47,7 @@ from steerlsp.models.steering.analysis import (
 from steerlsp.server.analysis import items as items
 from steerlsp.server.analysis.documents import PrivateDocuments
 from steerlsp.server.analysis.private_server import STUCK_SECONDS, TUNED_SETTINGS, PrivateServer
-from steerlsp.server.analysis.receivers import module_receiver
+from steerlsp.server.analysis.receivers import class_bases, module_receiver
 from steerlsp.server.documents.text import utf8_size
 from steerlsp.server.upstream import environment, isolation
 from steerlsp.server.upstream.connection import UpstreamConnection, UpstreamOptions
@@ -86,6 +86,9 @@ WARM_TEXT = "import os\nos."
 QUIET_SECONDS = 0.5
 # Documents whose warmed text is remembered (so the same text is not warmed twice).
 MAX_WARMED = 64
+# The most class bases of a document whose members are read ahead after it
+# (``receivers.class_bases``), each once per environment and process.
+MAX_BASES_READ_AHEAD = 4
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,8 @@ class AnalysisInstance:
         self._warming_documents: asyncio.Task[None] | None = None
         self._warmed: OrderedDict[str, int] = OrderedDict()
         self.warmed_documents = 0
+        self._bases_read: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.warmed_bases = 0
         # Resolved documentation by (label, detail): Jedi's detail names the defining
         # class or module, so a member's documentation is resolved once per session.
         self._documentation: OrderedDict[tuple[str, str], Any] = OrderedDict()
@@ -335,8 +340,31 @@ class AnalysisInstance:
                 while len(self._warmed) > MAX_WARMED:
                     self._warmed.popitem(last=False)
                 self.warmed_documents += 1
+                await self._warm_bases(uri, text, read)
             except (AnalysisError, UpstreamError, OSError) as exc:  # the next one's turn comes
                 log.debug("reading %s ahead failed: %s", uri, exc)
+
+    async def _warm_bases(self, uri: str, text: str, read: Callable[[], str | None]) -> None:
+        """After ``uri``'s text was read: the members of its classes' bases, one
+        question each (``old_build.`` after the text), so that the first ``self.`` in a
+        method finds Jedi's inference of them done: 0.3 to 0.6 s less for a library
+        base. Each waits for quiet again; a document opened since, or a change to
+        this one, comes first. Each base once per environment and process."""
+        environment = self._environment() or ""
+        for base in class_bases(text, MAX_BASES_READ_AHEAD):
+            if (environment, base) in self._bases_read:
+                continue
+            await self._quiet()
+            if self._to_warm or read() != text:
+                return
+            probe = f"{text}\n\n{base}."
+            await self.query(
+                types.TEXT_DOCUMENT_COMPLETION, uri, probe, len(probe), documented=False
+            )
+            self._bases_read[(environment, base)] = None
+            while len(self._bases_read) > MAX_WARMED:
+                self._bases_read.popitem(last=False)
+            self.warmed_bases += 1
 
     async def _quiet(self) -> None:
         """Until the model is idle and nothing happened for :data:`QUIET_SECONDS`."""
@@ -491,6 +519,7 @@ class AnalysisInstance:
         with self._cache_lock:
             self._cache.clear()
         self._resolved.clear()
+        self._bases_read.clear()
         self.server.configure()
 
     def settings(self) -> dict[str, Any]:
@@ -526,6 +555,7 @@ class AnalysisInstance:
             "queries": self.queries,
             "cache_hits": self.cache_hits,
             "documents_read_ahead": self.warmed_documents,
+            "bases_read_ahead": self.warmed_bases,
             "timeouts": self.timeouts,
             "timeouts_in_a_row": self.server.timeouts_in_a_row,
             "mean_ms": round(self._total_ms / self.queries, 1) if self.queries else None,

@@ -73,3 +73,54 @@ def _bindings(names: str) -> Iterator[tuple[str, str]]:
         else:
             top = dotted.split(".")[0]
             yield top, top
+
+
+# A class statement's start, up to its opening parenthesis.
+_CLASS = re.compile(r"^[ \t]*class[ \t]+[A-Za-z_]\w*[ \t]*\(", re.MULTILINE)
+# Bases whose members every Python knows: nothing to read ahead.
+_TRIVIAL_BASES = frozenset({"object", "Exception", "BaseException", "type"})
+
+
+def class_bases(text: str, limit: int) -> list[str]:
+    """The dotted names the text's classes derive from, first seen first, at most
+    ``limit``: ``old_build`` for ``class build(old_build):``, ``models.Model``,
+    ``Generic`` for ``Generic[T]``. Keyword arguments (``metaclass=``), starred
+    ones and anything but a dotted name are left out.
+
+    What ``self.`` lists in a method is mostly its bases' members: Jedi's first
+    listing of a library base costs 0.3 to 0.6 s, the next one in the process
+    tens of ms, so these are worth reading ahead while the user reads."""
+    found: list[str] = []
+    for match in _CLASS.finditer(text):
+        for part in _top_level_parts(text, match.end()):
+            base = re.sub(r"\s", "", part.split("[", 1)[0])
+            if "=" in part or not _DOTTED.fullmatch(base) or base in _TRIVIAL_BASES:
+                continue
+            if any(keyword.iskeyword(word) for word in base.split(".")):
+                continue
+            if base not in found:
+                found.append(base)
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def _top_level_parts(text: str, start: int) -> list[str]:
+    """The comma-separated parts between ``text[start - 1]``'s ``(`` and its ``)``;
+    none where it is not closed within :data:`_TAIL` * 4 characters."""
+    parts: list[str] = []
+    depth = 0
+    begin = start
+    for index in range(start, min(len(text), start + _TAIL * 4)):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                parts.append(text[begin:index])
+                return [p.strip() for p in parts if p.strip()]
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[begin:index])
+            begin = index + 1
+    return []

@@ -235,6 +235,58 @@ async def test_an_opened_document_is_read_ahead_while_the_user_reads():
         await analysis.stop()
 
 
+async def test_the_bases_of_an_opened_documents_classes_are_read_ahead(tmp_path):
+    """After the document, the members of its classes' library bases, so that the
+    first ``self.`` finds them inferred; each base once, and never for a text that
+    changed since (the editor's edits come first). The private document is the
+    editor's text again for the next question."""
+    analysis = AnalysisInstance(
+        asyncio.get_running_loop(),
+        root_uri=lambda: from_fs_path(str(SHOP)),
+        query_budget=lambda: 20.0,
+    )
+    text = (
+        "import argparse\nimport json\n\n\n"
+        "class Parser(argparse.ArgumentParser):\n    pass\n\n\n"
+        "class Decoder(json.JSONDecoder, argparse.ArgumentParser):\n"
+        "    def run(self):\n        return self.\n"
+    )
+    uri = from_fs_path(str(tmp_path / "cli.py")) or ""
+
+    async def until(key: str, at_least: int) -> int:
+        for _ in range(300):
+            if analysis.status().get(key, 0) >= at_least:
+                break
+            await asyncio.sleep(0.05)
+        return int(analysis.status().get(key, 0))
+
+    try:
+        analysis.warm_document(uri, lambda: text)
+        assert await until("bases_read_ahead", 2) == 2  # argparse.ArgumentParser, json.JSONDecoder
+        # The same bases in another document: read already.
+        other = from_fs_path(str(tmp_path / "other.py")) or ""
+        analysis.warm_document(other, lambda: text + "\nx = 1\n")
+        assert await until("documents_read_ahead", 2) == 2
+        await asyncio.sleep(1.0)
+        assert analysis.status()["bases_read_ahead"] == 2
+        # A text changed once read (each later read sees the edit): its bases wait for
+        # the text read next.
+        edited = text.replace("argparse.ArgumentParser):\n    pass", "ast.NodeVisitor):\n    pass")
+        reads = iter([edited])
+        third = from_fs_path(str(tmp_path / "third.py")) or ""
+        analysis.warm_document(third, lambda: next(reads, edited + "\n"))
+        assert await until("documents_read_ahead", 3) == 3
+        await asyncio.sleep(1.0)
+        assert analysis.status()["bases_read_ahead"] == 2
+        # The editor's text, not the probe's, answers the cursor's question.
+        doc = analysis.document(uri, 1)
+        offset = text.index("self.") + len("self.")
+        found = await asyncio.to_thread(doc.completions_at, text, offset, timeout=30.0)
+        assert {"parse_args", "decode", "run"} <= {c.name for c in found}
+    finally:
+        await analysis.stop()
+
+
 async def test_a_changed_environment_reaches_the_running_instance(instance, monkeypatch):
     doc = instance.document(URI, 1)
     await asyncio.to_thread(doc.completions_at, SPECULATIVE, len(SPECULATIVE), timeout=30.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from steerlsp.server.analysis.receivers import module_receiver
+from steerlsp.server.analysis.receivers import class_bases, module_receiver
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,38 @@ def test_only_the_text_before_the_offset_is_the_receiver() -> None:
     text = "import numpy as np\nx = np.\ny = 1"
     assert module_receiver(text, text.index("\ny")) == "numpy"
     assert module_receiver(text, len(text)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "bases"),
+    [
+        (
+            "from distutils.command.build import build as old_build\n"
+            "class build(old_build):\n    pass\n",
+            ["old_build"],
+        ),
+        (
+            "class A(models.Model, Generic[T], metaclass=Meta):\n    pass\n",
+            ["models.Model", "Generic"],
+        ),
+        # Spread over lines, nested, starred: the dotted names only.
+        ("class A:\n    class B(\n        x.Y,\n        *bases,\n    ):\n        pass\n", ["x.Y"]),
+        # Every Python's own, a call, none at all: nothing to read ahead.
+        (
+            "class D(object, Exception):\n    pass\n"
+            "class E(base()):\n    pass\nclass F:\n    pass\n",
+            [],
+        ),
+        # Each once, in the order first seen.
+        ("class A(Base):\n    pass\nclass B(Other, Base):\n    pass\n", ["Base", "Other"]),
+        # Not closed (being typed): nothing from it.
+        ("class A(Base,\n", []),
+    ],
+)
+def test_class_bases(text: str, bases: list[str]) -> None:
+    assert class_bases(text, 8) == bases
+
+
+def test_class_bases_stops_at_the_limit() -> None:
+    text = "".join(f"class C{i}(B{i}):\n    pass\n" for i in range(10))
+    assert class_bases(text, 3) == ["B0", "B1", "B2"]
