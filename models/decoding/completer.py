@@ -120,6 +120,16 @@ class Completer:
             )
         return self._facts
 
+    def prepare_steering(self) -> None:
+        """Build now what steering's first completion would build: its shared facts
+        and the vocabulary's tables (which tokens end an identifier, open a comment,
+        hold brackets): 75 ms over the 262k tokens of the embedded model's vocabulary
+        on an idle 2-core machine, which the first steered completion after a load
+        would otherwise wait for. Called on the loading thread."""
+        facts = self.facts
+        _ = facts.vocabulary.identifier_break_mask, facts.comment_tokens
+        _ = facts.bracket_programs
+
     def use_runtime(self, runtime: RuntimeDeprecations | None) -> None:
         """The opt-in runtime deprecation check steering may use; None: off. The server
         decides (it needs a trusted workspace), for the project's interpreter."""

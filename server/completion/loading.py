@@ -80,13 +80,16 @@ def load_in_process(settings: Settings, report: Any) -> Completer:
     request = LoadRequest(
         model.name, model.device, model.dtype, model.allow_downloads, model.trust_remote_code
     )
-    return load_completer(
+    completer = load_completer(
         request,
         fim=model.fim_template,
         head=model.head_precision if model.low_precision_head else "fp32",
         body=model.body_precision,
         report=report,
     )
+    if settings.steering.enabled:
+        completer.prepare_steering()
+    return completer
 
 
 class LoadProgress:

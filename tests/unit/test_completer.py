@@ -245,3 +245,22 @@ def test_the_healed_whitespace_leads_what_the_typing_must_agree_with(completer, 
     request = CompletionRequest("x = ", "\n", "f.py", typed=lambda: "1 +")  # prompt ends "x ="
     done = completer.complete(request, CompletionOptions(max_new_tokens=12), CancelToken())
     assert done.text == "1 + 2"
+
+
+def test_steering_is_prepared_before_the_first_completion(completer):
+    """What the first steered completion would build is built at load: the shared
+    facts and the vocabulary's tables, agreeing with the lazy ones."""
+    index = completer.vocabulary.index
+    assert completer._facts is None and index._break_mask is None
+    completer.prepare_steering()
+    facts = completer._facts
+    assert facts is not None and facts._brackets is not None and facts._comments is not None
+    assert index._break_mask is not None and index._comments is not None
+    ends = [
+        i
+        for i, text in enumerate(index.texts)
+        if text and not (text[0].isalnum() or text[0] == "_")
+    ]
+    assert index._break_mask.nonzero().flatten().tolist() == ends
+    completer.prepare_steering()  # again: nothing rebuilt
+    assert completer._facts is facts
