@@ -153,7 +153,7 @@ class AnalysisInstance:
         self._warming_documents: asyncio.Task[None] | None = None
         self._warmed: OrderedDict[str, int] = OrderedDict()
         self.warmed_documents = 0
-        self._bases_read: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._bases_read: OrderedDict[tuple[int | None, str, str], None] = OrderedDict()
         self.warmed_bases = 0
         # Resolved documentation by (label, detail): Jedi's detail names the defining
         # class or module, so a member's documentation is resolved once per session.
@@ -349,10 +349,10 @@ class AnalysisInstance:
         question each (``old_build.`` after the text), so that the first ``self.`` in a
         method finds Jedi's inference of them done: 0.3 to 0.6 s less for a library
         base. Each waits for quiet again; a document opened since, or a change to
-        this one, comes first. Each base once per environment and process."""
-        environment = self._environment() or ""
+        this one, comes first. Each base once per environment and pylsp process (a
+        restarted one has lost Jedi's inference)."""
         for base in class_bases(text, MAX_BASES_READ_AHEAD):
-            if (environment, base) in self._bases_read:
+            if self._base_key(base) in self._bases_read:
                 continue
             await self._quiet()
             if self._to_warm or read() != text:
@@ -361,10 +361,16 @@ class AnalysisInstance:
             await self.query(
                 types.TEXT_DOCUMENT_COMPLETION, uri, probe, len(probe), documented=False
             )
-            self._bases_read[(environment, base)] = None
+            self._bases_read[self._base_key(base)] = None
             while len(self._bases_read) > MAX_WARMED:
                 self._bases_read.popitem(last=False)
             self.warmed_bases += 1
+
+    def _base_key(self, base: str) -> tuple[int | None, str, str]:
+        """What a base read ahead is known by: pylsp's process, the environment, the base."""
+        connection = self.connection
+        pid = connection.status()["pid"] if connection is not None else None
+        return pid, self._environment() or "", base
 
     async def _quiet(self) -> None:
         """Until the model is idle and nothing happened for :data:`QUIET_SECONDS`."""

@@ -283,6 +283,10 @@ async def test_the_bases_of_an_opened_documents_classes_are_read_ahead(tmp_path)
         offset = text.index("self.") + len("self.")
         found = await asyncio.to_thread(doc.completions_at, text, offset, timeout=30.0)
         assert {"parse_args", "decode", "run"} <= {c.name for c in found}
+        # A restarted pylsp has lost Jedi's inference: the bases are read again.
+        assert (await killed_and_restarted(analysis))["state"] == "running"
+        analysis.warm_document(from_fs_path(str(tmp_path / "fourth.py")) or "", lambda: text)
+        assert await until("bases_read_ahead", 4) == 4
     finally:
         await analysis.stop()
 
