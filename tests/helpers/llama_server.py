@@ -127,6 +127,12 @@ class LlamaServer:
         except OSError:
             return False
 
+    def pause(self) -> None:
+        """Stop the process (SIGSTOP): it takes connections (the kernel queues them) and
+        answers nothing, so a request sent now is still with it when it is killed."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGSTOP)
+
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)

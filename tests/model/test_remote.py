@@ -171,13 +171,16 @@ async def test_cancel_closes_the_stream_and_the_next_request_is_served(start_raw
     ast.parse(LONG_LOOP + text + "\n")
 
 
-async def test_server_killed_mid_stream_then_restarted(start_raw, tmp_path):
+async def test_server_killed_while_it_holds_the_request_then_restarted(start_raw, tmp_path):
     served = LlamaServer().start()
     try:
         options = {**remote(served.url, timeoutMs=20000), **BUSY}
         client = await start(start_raw, tmp_path, options=options)
         await connected(client)
         uri = opened(client, tmp_path, LONG_LOOP)
+        # Forced: the server holds the request, answering nothing, until it is killed (a
+        # fast machine's server would otherwise finish the completion first).
+        served.pause()
         sent = inline(client, uri, LONG_LOOP)
         await generating(client)
         served.kill()
