@@ -19,6 +19,7 @@ from lsprotocol import types
 from steerlsp.models.decoding.worker import CancelToken, Job, ModelWorker
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations
 from steerlsp.server import config
+from steerlsp.server.completion import heap
 from steerlsp.server.completion.loading import LoadProgress, WorkDone, load_configured
 from steerlsp.server.config import Settings
 from steerlsp.server.lsp.errors import RequestFailed
@@ -96,6 +97,7 @@ class ModelHost:
         self.served = 0
         self.steering_failures = 0  # steered jobs that failed and were decoded unsteered
         self.worker = ModelWorker()
+        heap.pauses()  # counts the collector's pauses from here
         self._loaded_for: tuple[Any, ...] | None = None
         self._runtime: RuntimeDeprecations | None = None  # the opt-in runtime check
         self._runtime_off: str | None = None  # why it is off though asked for (logged once)
@@ -184,6 +186,7 @@ class ModelHost:
             "accepted": self.accepted,
             "steering_failures": self.steering_failures,
             "worker": worker,
+            "gc": heap.pauses().status(),
         }
 
     def _model_name(self) -> str:

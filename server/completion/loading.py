@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.progress import Progress as WorkDone
 
+from steerlsp.server.completion import heap
 from steerlsp.server.config import Settings
 
 if TYPE_CHECKING:
@@ -27,10 +28,15 @@ def load_configured(settings: Settings, report: Any) -> Completer | RemoteComple
     """The completer for ``settings.model``; runs on the model worker. In-process it
     imports torch and loads the weights; for a server (``model.backend: openai``) it
     asks what the server serves and supports, and loads nothing unless the server is
-    gone and ``model.fallback`` is on."""
+    gone and ``model.fallback`` is on. The heap is released before and settled after
+    (``heap``), so that garbage collections skip what the model keeps alive."""
+    heap.release()
     if settings.model.backend == "openai":
-        return connect_configured(settings, report)
-    return load_in_process(settings, report)
+        completer: Completer | RemoteCompleter = connect_configured(settings, report)
+    else:
+        completer = load_in_process(settings, report)
+    heap.settle()
+    return completer
 
 
 def connect_configured(settings: Settings, report: Any) -> RemoteCompleter:
@@ -58,7 +64,7 @@ def connect_configured(settings: Settings, report: Any) -> RemoteCompleter:
             model.timeout_ms / 1000,
             model.fim_template,
         ),
-        fallback=(lambda: load_in_process(settings, lambda message, percent: None))
+        fallback=(lambda: heap.settled(load_in_process(settings, lambda message, percent: None)))
         if model.fallback
         else None,
     )

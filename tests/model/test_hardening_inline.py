@@ -195,3 +195,20 @@ async def test_an_edit_while_queued_cancels_without_running_the_model(start_raw,
     assert after["served"] - before["served"] == 1  # only the running one produced text
     assert after["worker"]["alive"] and after["worker"]["restarts"] == 0
     assert_one_reply_each(client, [running, queued])
+
+
+async def test_the_loaded_models_heap_is_frozen_so_full_collections_skip_it(fast, tmp_path):
+    """Torch, transformers, the tokenizer and steering's tables are some 400,000
+    objects that a full collection would scan in the middle of a completion; after
+    the load they are frozen, and a completion neither thaws them nor adds to them."""
+    client = fast
+    frozen = (await model_status(client))["gc"]["frozen"]
+    assert frozen > 100_000
+    uri = opened(client, tmp_path, CALL + ")\n", "call.py")
+    reply = await client.response(inline(client, uri, CALL), GENERATION_S)
+    assert reply["result"]["items"]
+    after = (await model_status(client))["gc"]
+    # Frozen objects freed by their reference count leave the count; none join it.
+    assert 100_000 < after["frozen"] <= frozen
+    assert set(after) == {"frozen", "gen0", "gen1", "gen2"}
+    assert after["gen2"]["longest_ms"] <= after["gen2"]["total_ms"]
