@@ -753,10 +753,29 @@ def report(summary: dict[str, Any], configs: list[str], meta: dict[str, Any]) ->
             )
             + ".",
         ]
+    pauses = collector_pauses(meta.get("servers", {}))
+    if pauses:
+        lines += ["", "Full garbage collections after the model loaded (`steerlsp/status`):", ""]
+        lines += pauses
     checks = targets(summary)
     if checks:
         lines += ["", "Issue 23's targets (steered):", "", *checks]
     return "\n".join(lines) + "\n"
+
+
+def collector_pauses(servers: dict[str, Any]) -> list[str]:
+    """Per run and server, the full collections since its model loaded: how many,
+    their total and longest pause (each one lands in a completion or a keystroke)."""
+    lines = []
+    for run, states in servers.items():
+        for name, state in states.items():
+            gen2 = ((state.get("status") or {}).get("model") or {}).get("gc", {}).get("gen2")
+            if gen2 is not None:
+                lines.append(
+                    f"- {run}, {name}: {gen2['count']}, {gen2['total_ms']:g} ms in all, "
+                    f"the longest {gen2['longest_ms']:g} ms"
+                )
+    return lines
 
 
 def _cell(value: float | None, unit: str = "") -> str:
