@@ -37,6 +37,9 @@ class ScriptedAnalysis:
     definitions: Mapping[Key, DefinitionSource] = field(default_factory=dict)
     # name -> documentation, given by ``documented`` to items listed without it
     documentation: Mapping[str, str] = field(default_factory=dict)
+    # name -> its defining class or module, given by ``documented`` too (as pylsp's
+    # ``completionItem/resolve`` gives Jedi's ``detail``)
+    details: Mapping[str, str] = field(default_factory=dict)
     latency: float = 0.0
     calls: list[tuple[str, str, int]] = field(default_factory=list)
     documented_for: list[tuple[str, ...]] = field(default_factory=list)
@@ -67,9 +70,11 @@ class ScriptedAnalysis:
             raise ValueError(f"offset {offset} is outside the text (length {len(text)})")
         self.documented_for.append(tuple(c.name for c in items))
         return [
-            replace(c, documentation=self.documentation[c.name])
-            if not c.documentation and c.name in self.documentation
-            else c
+            replace(
+                c,
+                documentation=c.documentation or self.documentation.get(c.name, ""),
+                detail=c.detail or self.details.get(c.name, ""),
+            )
             for c in items
         ]
 

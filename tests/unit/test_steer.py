@@ -38,7 +38,7 @@ from steerlsp.models.steering.analysis import (
     Signature,
 )
 from steerlsp.models.steering.facts import SteeringFacts
-from steerlsp.models.steering.stages import members
+from steerlsp.models.steering.stages import deprecations, members
 from steerlsp.models.steering.stages.base import ASKED_AHEAD
 from steerlsp.models.steering.stages.repetition import repeated_from
 from steerlsp.models.steering.steerer import Steerer
@@ -1248,6 +1248,75 @@ def test_the_files_of_the_items_classes_are_prefetched_and_remembered(inner, poo
     assert second.text == ".model_dump()\n"
     assert [q["query"] for q in second.trace["queries"]] == asked
     assert second.trace["queries"][2]["results"] == 0  # known: nothing to look up
+
+
+def test_a_group_nested_in_another_shares_its_file_when_prefetched(inner, pool, tmp_path):
+    """``Model.__init__``'s fields are in ``Model``'s file: the list's two groups are
+    resolved by one definition."""
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    analysis = deprecating(
+        tmp_path,
+        dict=replace(method("dict"), detail="lib.Model"),
+        model_dump=replace(method("model_dump"), detail="lib.Model.__init__"),
+    )
+    facts = SteeringFacts(
+        vocabulary=VOCABULARY, tokenize=tokenize, pool=pool, deprecations=DeprecationCache()
+    )
+    options = SteeringOptions(rank=False, hints=False, names=False)
+    run = steered(inner, script, HEAD, analysis, pool, options, facts=facts)
+    assert run.text == ".model_dump()\n"
+    assert run.trace["walks"][0]["deprecated"] == ["dict"]
+    assert len([call for call in analysis.calls if call[0] == "definition_source"]) == 1
+    assert facts.defined_in["lib.Model.__init__"] == facts.defined_in["lib.Model"]
+
+
+def test_contenders_whose_groups_nest_are_resolved_by_one_definition(inner, pool, tmp_path):
+    """Listed without their classes, the contenders learn them with their documentation
+    (as pylsp's resolve gives Jedi's ``detail``): ``dict`` is a field set in
+    ``Model.__init__``, ``model_dump`` a method of ``Model``. One definition, of the
+    outer group, tells both files, and ``dict``'s deprecation is read from it."""
+    script = Script({DICT: 0.7, DUMP: 0.3})
+    analysis = deprecating(tmp_path, dict=method("dict"), model_dump=method("model_dump"))
+    analysis.details = {"dict": "lib.Model.__init__", "model_dump": "lib.Model"}
+    plain = SteeringOptions(rank=False, hints=False, names=False)
+    run = steered(inner, script, HEAD, analysis, pool, plain)
+    assert run.text == ".model_dump()\n"
+    assert run.trace["walks"][0]["deprecated"] == ["dict"]
+    asked = [call[1] for call in analysis.calls if call[0] == "definition_source"]
+    assert len(asked) == 1 and asked[0].endswith("obj.model_dump\n")
+    assert [q["query"] for q in run.trace["queries"]] == [
+        "completions",
+        "documentation",
+        "definitions",
+        "definition",
+    ]
+
+
+def test_a_name_nested_in_a_package_may_be_another_file():
+    """A class's or a module's file holds what is nested in its name; a package's
+    ``__init__`` need not (``lib.sub.Thing`` is in ``lib/sub.py``)."""
+    assert deprecations.nested_in("lib.Model.__init__", "lib.Model")
+    assert not deprecations.nested_in("lib.Models", "lib.Model")
+    assert not deprecations.nested_in("4880c64c17c8:help_options", "4880c64c17c8")
+    known = {"lib.Model": "/v/lib/model.py", "lib": "/v/lib/__init__.py"}
+    assert deprecations.enclosing_file("lib.Model.__init__.x", known) == "/v/lib/model.py"
+    assert deprecations.enclosing_file("lib.sub.Thing", known) is None
+    assert deprecations.enclosing_file("lib.Model", {"lib": "/v/lib/__init__.pyi"}) is None
+    assert deprecations.enclosing_file("lib.Model.f", {}, {"lib.Model": "/m.py"}) == "/m.py"
+    assert deprecations.enclosing_file("a:b.c", {"a:b": "/m.py"}) is None
+
+
+def test_dunder_contenders_ask_no_definition(inner, pool, tmp_path):
+    """``object``'s dunders are never deprecated: the model's second choice here,
+    ``__doc__``, is not resolved."""
+    doc = HEAD + ".__doc__\n"
+    script = Script({DICT: 0.6, doc: 0.4})
+    analysis = deprecating(tmp_path, dict=method("dict"), __doc__=prop("__doc__"))
+    plain = SteeringOptions(rank=False, hints=False, names=False)
+    run = steered(inner, script, HEAD, analysis, pool, plain)
+    asked = [call[1] for call in analysis.calls if call[0] == "definition_source"]
+    assert len(asked) == 1 and asked[0].endswith("obj.dict\n")
+    assert run.trace["walks"][0]["deprecated"] == ["dict"]
 
 
 # --- undefined names: rewind at the statement's end and write the name again --------

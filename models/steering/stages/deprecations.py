@@ -48,6 +48,9 @@ class Asked:
     listed: str  # the completion list's fingerprint
     paths: dict[str, str] = field(default_factory=dict)  # group -> its file
     queries: list[Query] = field(default_factory=list)  # ``extra``: the group resolved
+    # group -> the asked group it is nested in (``Range.__init__`` in ``Range``): the
+    # same file, unless that one's file is a package's ``__init__`` (see ``nested_in``)
+    shares: dict[str, str] = field(default_factory=dict)
 
 
 def definition_files(
@@ -60,14 +63,22 @@ def definition_files(
 ) -> dict[str, tuple[str, int | None]]:
     """On a pool thread: the files of the groups (see :func:`group_of`) not yet known: one
     item of each defining class (Jedi's ``detail``), in the server's order, then
-    the items that name no class and are likeliest by relevance.
+    the items that name no class and are likeliest by relevance. A group nested in
+    another's name shares its file (see :func:`nested_in`).
     -> {group: (path, definition line)}; ("", None): no definition known"""
     listed = fingerprint(items)
     groups: dict[str, CompletionCandidate] = {}
     for item in items:
         if item.detail and item.detail not in facts.defined_in:
             groups.setdefault(item.detail, item)
-    wanted = list(groups.items())[:PREFETCH_GROUPS]
+    wanted: list[tuple[str, CompletionCandidate]] = []
+    shares: dict[str, str] = {}  # a group -> the wanted one it is nested in (its file)
+    for detail, item in groups.items():
+        outer = next((group for group, _ in wanted if nested_in(detail, group)), None)
+        if outer is not None:
+            shares[detail] = outer
+        elif len(wanted) < PREFETCH_GROUPS:
+            wanted.append((detail, item))
     plain = [c for c in items if not c.detail]
     if plain:
         intent = intent_at(text[:offset], typed=False)
@@ -79,13 +90,23 @@ def definition_files(
             if group not in facts.defined_in:
                 wanted.append((group, plain[i]))
     found: Definitions = {}
-    for detail, item in wanted:
+
+    def resolve(detail: str, item: CompletionCandidate) -> None:
         spliced = text[:offset] + item.name + text[offset:]
         try:
             source = analysis.definition_source(spliced, offset + len(item.name) - 1, timeout=limit)
         except AnalysisError:
-            continue
+            return
         found[detail] = (source.path, source.line) if source is not None else ("", None)
+
+    for detail, item in wanted:
+        resolve(detail, item)
+    for detail, outer in shares.items():
+        path = found.get(outer, ("", None))[0]
+        if path and not package_file(path):
+            found[detail] = (path, None)
+        elif path:  # in a package's name: perhaps a submodule, so asked on its own
+            resolve(detail, groups[detail])
     return found
 
 
@@ -130,9 +151,17 @@ class Deprecations:
         wanted = list(dict.fromkeys(group_of(c, listed) for c in contenders))
         for group in wanted:
             item = groups[group]
-            known = asked.paths.get(group, self.facts.defined_in.get(group))
+            known = self._known(group, asked)
             if known is not None:  # "": the analysis knows no definition for it
                 asked.paths[group] = known
+                continue
+            outer = min(  # the outermost: what it is nested in is asked itself
+                (o for o in wanted if nested_in(group, o) and self._known(o, asked) is None),
+                key=len,
+                default=None,
+            )
+            if outer is not None:  # resolved with it, not on its own
+                asked.shares[group] = outer
                 continue
             if self.budget.capped:
                 break
@@ -144,6 +173,14 @@ class Deprecations:
             query = Query("definition", future, time.perf_counter(), point, at, extra=group)
             asked.queries.append(query)
         return asked
+
+    def _known(self, group: str, asked: Asked) -> str | None:
+        """The file of ``group`` where it is known already: its own, or that of a group
+        it is nested in. None: not known."""
+        known = asked.paths.get(group, self.facts.defined_in.get(group))
+        if known is None:
+            known = enclosing_file(group, asked.paths, self.facts.defined_in)
+        return known
 
     def read(self, items: list[CompletionCandidate], asked: Asked | None) -> dict[str, Deprecation]:
         """Deprecated items: read from the files ``asked`` found (None: not asked), and
@@ -185,6 +222,11 @@ def read_deprecations(
             )
             asked.paths[query.extra] = path
             facts.remember_definition(query.extra, path, line)
+    for group, outer in asked.shares.items():
+        path = asked.paths.get(outer, "")
+        if path and not package_file(path):
+            asked.paths[group] = path
+            facts.remember_definition(group, path)
     found: dict[str, Deprecation] = {}
     quiet = []  # groups in whose file the static reading found none of their items
     for group, path in asked.paths.items():
@@ -249,6 +291,35 @@ def _runtime_deprecations(
             where = os.path.basename(path)
             trace.notes.append(f"runtime deprecation check started: {where}")
         break  # one probe at a time
+
+
+def nested_in(group: str, outer: str) -> bool:
+    """Whether ``group`` names a definition inside ``outer`` (``validate.Range.__init__``
+    in ``validate.Range``), so in its file, when ``outer`` is a class or a function.
+    When ``outer`` is a package, the rest may name a submodule: ``package_file`` tells,
+    once ``outer``'s file is known. Groups of unresolved items (``list:name``) nest in
+    nothing."""
+    return ":" not in group and group.startswith(outer + ".")
+
+
+def package_file(path: str) -> bool:
+    """A package's ``__init__``: what is nested in its name may be another file."""
+    return os.path.basename(path).split(".")[0] == "__init__"
+
+
+def enclosing_file(group: str, *known: dict[str, str]) -> str | None:
+    """The file of a group ``group`` is nested in (see :func:`nested_in`), where one is
+    known and is not a package's: the innermost first."""
+    if ":" in group:
+        return None
+    parts = group.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        outer = ".".join(parts[:end])
+        for paths in known:
+            path = paths.get(outer)
+            if path and not package_file(path):
+                return path
+    return None
 
 
 def answered(future: concurrent.futures.Future[Any]) -> bool:

@@ -242,6 +242,8 @@ class MemberWalk(Stage):
         contenders = by_first[:RESOLVE_FOR_DEPRECATION]
         if ranker is not None:
             contenders += [ranker.item(r.name) for r in ranker.proxy[:RESOLVE_FOR_DEPRECATION]]
+        # ``object``'s dunders are never deprecated: not worth a definition each.
+        contenders = [c for c in contenders if not dunder(c.name)]
         asked = (
             self.deprecations.ask(point, listed.found, items, contenders, listed.files)
             if o.deprecation
