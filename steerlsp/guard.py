@@ -283,7 +283,7 @@ def die_with_parent() -> None:
     """End with the process that started this one (Linux), even when it is killed, and
     take this process's group with it (pylint and black runs, Jedi's subprocess): a
     pylsp busy on a large project would otherwise run on, orphaned. For a group
-    leader (started in a session of its own) only."""
+    leader (started in a process group of its own) only."""
     if not sys.platform.startswith("linux"):
         return
     import signal
@@ -301,6 +301,32 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:  # it died before the signal was asked for
         end_group(signal.SIGTERM, None)
+
+
+def lint_when_idle() -> None:
+    """pylsp's lints run only on a core nothing else wants: its ``threading.Timer``
+    threads (the debounced lint of each document, and the parent watch) put
+    themselves in Linux's idle scheduling class (nice 19 where there is none), and
+    so does what they start (pylint). Its requests (the completion menu, hover) keep
+    their priority.
+
+    pylsp lints a document half a second after each change, which is when an editor
+    asks steerlsp for a completion: a lint of a large file took a core from the
+    model's decode loop, whose team of threads then ran at about half its speed.
+    Only in steerlsp's session does the class count (Linux's autogroup shares the
+    CPU between sessions first): ``UpstreamProcess`` starts the default pylsp there.
+    """
+    run = threading.Timer.run
+
+    def idle_run(self: threading.Timer) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            if hasattr(os, "SCHED_IDLE"):
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread
+            else:
+                os.setpriority(os.PRIO_PROCESS, 0, 19)
+        run(self)
+
+    threading.Timer.run = idle_run  # type: ignore[method-assign, assignment]
 
 
 def keep_stdio() -> None:

@@ -132,7 +132,7 @@ def protect_self(environ: dict[str, str] | os._Environ[str] = os.environ) -> Non
 _PYLSP_BOOTSTRAP = (
     guard.BOOTSTRAP_LOADER + "_limit = int(sys.argv.pop(1)); _home = sys.argv.pop(1); "
     "import site; _home and site.addsitedir(_home); "
-    "guard.die_with_parent(); guard.keep_stdio(); "
+    "guard.die_with_parent(); guard.keep_stdio(); guard.lint_when_idle(); "
     "guard.install(_limit, pylsp=True, process=True); "
     "guard.exit_on_memory_error(" + str(MEMORY_EXIT) + "); "
     "from pylsp.__main__ import main; sys.exit(main())"

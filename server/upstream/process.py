@@ -68,6 +68,9 @@ class UpstreamProcess:
 
     async def start(self) -> None:
         """Spawn the process. Raises :class:`UpstreamMissing` when it cannot start."""
+        # The default pylsp stays in our session too: its lints yield the CPU
+        # (``guard.lint_when_idle``), which only counts within one session.
+        ours = self.background or isolation.is_guarded(self.command)
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *self.command,
@@ -77,10 +80,11 @@ class UpstreamProcess:
                 limit=_READ_CHUNK,
                 # Its own process group: a Ctrl-C in the editor's terminal
                 # reaches steerlsp, which then stops the upstream in order. A
-                # background one stays in our session: Linux's autogroup shares
-                # the CPU between sessions first, which its priority cannot reach.
-                start_new_session=not self.background,
-                process_group=0 if self.background else None,
+                # background one and the default pylsp stay in our session:
+                # Linux's autogroup shares the CPU between sessions first, which
+                # a priority cannot reach. Another command gets a session of its own.
+                start_new_session=not ours,
+                process_group=0 if ours else None,
                 # Not the workspace, and PYTHONSAFEPATH for whatever it starts in turn.
                 cwd=isolation.neutral_cwd(),
                 env=isolation.child_env(),

@@ -657,6 +657,34 @@ async def test_what_pylsp_started_goes_when_steerlsp_exits(start_in, tmp_path):
     assert alive == []
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux's idle scheduling class")
+async def test_the_editors_pylsp_lints_in_our_session_on_idle_cores(start_in, tmp_path):
+    """Linux's autogroup shares the CPU between sessions before priorities count: in a
+    session of its own, pylsp's lint of a large file took half the cores from the
+    model's decode loop. The default pylsp stays in ours (a process group of its own,
+    for Ctrl-C and for the kill at exit); its requests keep their class, and its lints
+    run in the idle one (``tests/unit/test_guard.py``). A command of the user's own
+    gets a session of its own, as before."""
+    workspace, _ = _hostile(tmp_path)
+    doc = workspace / "lint_me.py"
+    doc.write_text("import os\nx = os.getcwd( )\n")
+    client = await start_in(workspace, "--no-model")
+    await client.initialize(workspace, CAPS)
+    client.open(doc.as_uri(), doc.read_text())
+    await client.wait_for(  # it linted
+        lambda: client.notifications_of("textDocument/publishDiagnostics"), timeout=60
+    )
+    pid = (await _status(client))["upstream"]["pid"]
+    ours = client.proc.pid
+    assert os.getsid(pid) == os.getsid(ours) and os.getpgid(pid) == pid != os.getpgid(ours)
+    assert os.sched_getscheduler(pid) == os.SCHED_OTHER  # the thread that answers
+
+    other = await start_in(workspace, "--no-model", upstream=[sys.executable, "-m", "pylsp"])
+    await other.initialize(workspace, CAPS)
+    theirs = (await _status(other))["upstream"]["pid"]
+    assert os.getsid(theirs) == theirs != os.getsid(other.proc.pid)
+
+
 async def test_chatlsp_refuses_a_document_too_large_to_analyse_quickly(start_in, tmp_path):
     workspace, _ = _hostile(tmp_path)
     doc = workspace / "big.py"

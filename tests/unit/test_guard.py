@@ -198,3 +198,37 @@ def test_compile_quotes_no_special_file(specials):
     fifo, zero, ok = done.stdout.splitlines()
     assert fifo == f"<{specials['fifo']}>" and zero == f"<{specials['zero']}>"
     assert ok == f"{specials['ok']} x = 1"  # a regular file is quoted as before
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux's idle scheduling class")
+def test_pylsps_lint_timers_run_in_the_idle_class_and_its_requests_do_not():
+    """pylsp lints in debounced ``threading.Timer`` threads: those, and what they
+    start, yield the CPU; the thread that answers requests keeps its class."""
+    done = _run(
+        """
+        import os, subprocess, threading
+        guard.lint_when_idle()
+        seen = {}
+        def lint():
+            seen["timer"] = os.sched_getscheduler(0)
+            child = subprocess.run(
+                [sys.executable, "-c", "import os; print(os.sched_getscheduler(0))"],
+                capture_output=True, text=True, check=True,
+            )
+            seen["its child"] = int(child.stdout)
+        timer = threading.Timer(0.0, lint)
+        timer.start()
+        timer.join()
+        mine = lambda: seen.setdefault("thread", os.sched_getscheduler(0))
+        worker = threading.Thread(target=mine)
+        worker.start()
+        worker.join()
+        seen["main"] = os.sched_getscheduler(0)
+        print(seen == {
+            "timer": os.SCHED_IDLE, "its child": os.SCHED_IDLE,
+            "thread": os.SCHED_OTHER, "main": os.SCHED_OTHER,
+        }, seen)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True"), done.stdout
