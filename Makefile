@@ -71,6 +71,7 @@ bench: $(STAMP) ## Benchmarks: decode speed (our loop vs generate() vs llama.cpp
 	$(PY) bench/analysis_latency.py --json bench/results/analysis_latency.json
 	PYTHONPATH=. $(PY) bench/steering_latency.py --out bench/results
 	PYTHONPATH=. $(PY) bench/decode_contention.py --out bench/results
+	PYTHONPATH=. $(PY) bench/lint_contention.py --out bench/results
 	$(PY) bench/fuzz.py --frames 100000 --storm 1000 --kills 50 --hostile 600 --out bench/results/fuzz.json
 	$(PY) bench/helix_fallback.py --out bench/results
 	$(MAKE) bench-served
