@@ -46,7 +46,7 @@ class Pauses:
     """The collector's pauses since the heap was last settled, per generation;
     ``record`` is a ``gc.callbacks`` entry."""
 
-    generations: list[_Generation] = field(default_factory=lambda: _three())
+    generations: list[_Generation] = field(default_factory=_three)
     _started: dict[int, float] = field(default_factory=dict)  # thread id -> start
 
     def record(self, phase: str, info: dict[str, Any]) -> None:
