@@ -306,9 +306,9 @@ def die_with_parent() -> None:
 def lint_when_idle() -> None:
     """pylsp's lints run only on a core nothing else wants: its ``threading.Timer``
     threads (the debounced lint of each document, and the parent watch) put
-    themselves in Linux's idle scheduling class (nice 19 where there is none), and
-    so does what they start (pylint). Its requests (the completion menu, hover) keep
-    their priority.
+    themselves in Linux's idle scheduling class, and so does what they start
+    (pylint). Its requests (the completion menu, hover) keep their priority.
+    Elsewhere nothing changes: a priority set there would hold for every thread.
 
     pylsp lints a document half a second after each change, which is when an editor
     asks steerlsp for a completion: a lint of a large file took a core from the
@@ -316,14 +316,13 @@ def lint_when_idle() -> None:
     Only in steerlsp's session does the class count (Linux's autogroup shares the
     CPU between sessions first): ``UpstreamProcess`` starts the default pylsp there.
     """
+    if not hasattr(os, "SCHED_IDLE"):
+        return
     run = threading.Timer.run
 
     def idle_run(self: threading.Timer) -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            if hasattr(os, "SCHED_IDLE"):
-                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread
-            else:
-                os.setpriority(os.PRIO_PROCESS, 0, 19)
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # this thread only
         run(self)
 
     threading.Timer.run = idle_run  # type: ignore[method-assign, assignment]
