@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -36,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.decode_bench import load_ours
 from bench.decode_contention import PROMPT_TOKENS, library_source, timed
+from bench.lspbench import LspClient
 from steerlsp.server.upstream import isolation
 
 CONDITIONS = {"idle": None, "own session": True, "our session": False}  # -> own session
@@ -48,57 +48,39 @@ class Linting:
 
     def __init__(self, own_session: bool, text: str) -> None:
         self.text = text
-        self.proc = subprocess.Popen(
+        self.client = LspClient(
+            "pylsp",
             isolation.pylsp_command(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=own_session,
-            process_group=None if own_session else 0,
+            own_session=own_session,
             cwd=isolation.neutral_cwd(),
             env=isolation.child_env(),
         )
-        threading.Thread(target=self._drain, daemon=True).start()
+        self.client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        self.client.notify("initialized", {})
         self.stop = threading.Event()
-        params = {"processId": None, "rootUri": None, "capabilities": {}}
-        self._send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
-        time.sleep(2.0)
-        self._send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-        self._feeder = threading.Thread(target=self._feed, daemon=True)
-        self._feeder.start()
+        threading.Thread(target=self._feed, daemon=True).start()
         time.sleep(1.5)  # linting by now
         self.started_cpu_ms = self.cpu_ms()
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        body = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
-
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        while self.proc.stdout.read(65536):
-            pass
 
     def _feed(self) -> None:
         n = 0
         while not self.stop.is_set():
             n += 1
             doc = {"uri": f"file:///lint/{n}.py", "languageId": "python", "version": 1}
-            params = {"textDocument": {**doc, "text": self.text}}
-            self._send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": params})
+            self.client.notify("textDocument/didOpen", {"textDocument": {**doc, "text": self.text}})
             self.stop.wait(0.7)
 
     def cpu_ms(self) -> int:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        pid = self.client.proc.pid
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) * 10  # clock ticks of 10 ms
 
     def close(self) -> int:
         """Stops it; the CPU it used since it was linting (ms)."""
         used = self.cpu_ms() - self.started_cpu_ms
         self.stop.set()
-        self.proc.kill()
-        self.proc.wait()
+        self.client.proc.kill()  # no orderly shutdown: it may be mid-lint
+        self.client.proc.wait()
         return used
 
 

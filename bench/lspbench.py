@@ -52,10 +52,28 @@ class Samples:
 class LspClient:
     """A language server child process, spoken to over its stdio."""
 
-    def __init__(self, name: str, command: list[str]) -> None:
+    def __init__(
+        self,
+        name: str,
+        command: list[str],
+        *,
+        own_session: bool = True,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """``own_session``: a session of its own; else ours, in a process group of its
+        own. Either way a Ctrl-C reaches only us, and we shut it down in order."""
         self.name = name
-        # Its own session: a Ctrl-C reaches only us, and we shut it down in order.
-        self.proc = Popen(command, stdin=PIPE, stdout=PIPE, stderr=DEVNULL, start_new_session=True)
+        self.proc = Popen(
+            command,
+            stdin=PIPE,
+            stdout=PIPE,
+            stderr=DEVNULL,
+            start_new_session=own_session,
+            process_group=None if own_session else 0,
+            cwd=cwd,
+            env=env,
+        )
         self.extra_pids: list[int] = []  # the server's own children, checked at close
         self._ids = itertools.count(1)
         self._pending: dict[int, Reply] = {}
