@@ -47,15 +47,14 @@ class Pauses:
     ``record`` is a ``gc.callbacks`` entry."""
 
     generations: list[_Generation] = field(default_factory=_three)
-    _started: dict[int, float] = field(default_factory=dict)  # thread id -> start
+    _started: float | None = None  # collections never overlap (one at a time, GIL held)
 
     def record(self, phase: str, info: dict[str, Any]) -> None:
         now = time.perf_counter()
-        thread = threading.get_ident()
         if phase == "start":
-            self._started[thread] = now
+            self._started = now
             return
-        started = self._started.pop(thread, None)
+        started, self._started = self._started, None
         generation = info.get("generation")
         if started is not None and generation in (0, 1, 2):
             self.generations[generation].add((now - started) * 1000)
