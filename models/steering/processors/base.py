@@ -34,3 +34,24 @@ class LogitsProcessor:
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         # input_ids: [1, T]; scores: [1, V] -> [1, V]
         raise NotImplementedError(f"{type(self).__name__} must implement __call__")
+
+
+def rule_out(ruled_out: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """``scores`` [1, V] with the tokens ruled out at -inf, unless that would leave none
+    (a dead end: the model's choice stands). ``ruled_out``: a [V] bool mask, or the
+    sorted ids of a set. Scores narrower than the vocabulary drop the ids past them."""
+    if ruled_out.dtype == torch.bool:
+        width = min(scores.shape[-1], ruled_out.shape[-1])
+        out = scores.clone()
+        out[:, :width] = out[:, :width].masked_fill(
+            ruled_out[:width].to(scores.device), float("-inf")
+        )
+    else:
+        if not len(ruled_out):
+            return scores
+        if int(ruled_out[-1]) >= scores.shape[-1]:  # sorted: a narrower head
+            ruled_out = ruled_out[ruled_out < scores.shape[-1]]
+        out = scores.index_fill(1, ruled_out.to(scores.device), float("-inf"))
+    if bool(torch.isneginf(out).all()):
+        return scores  # everything else was ruled out already: no dead end
+    return out

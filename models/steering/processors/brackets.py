@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import torch
 
-from steerlsp.models.steering.processors.base import LogitsProcessor
+from steerlsp.models.steering.processors.base import LogitsProcessor, rule_out
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _MATCH = {")": "(", "]": "[", "}": "{"}
@@ -92,12 +92,4 @@ class UnmatchedClosers(LogitsProcessor):
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         # input_ids: [1, T]; scores: [1, V] -> [1, V]
-        ids = self.programs.ruled_out(self.stack)
-        if not len(ids):
-            return scores
-        if int(ids[-1]) >= scores.shape[-1]:  # ids are sorted: a narrower head
-            ids = ids[ids < scores.shape[-1]]
-        out = scores.index_fill(1, ids.to(scores.device), float("-inf"))
-        if bool(torch.isneginf(out).all()):
-            return scores  # everything else was ruled out already: no dead end
-        return out
+        return rule_out(self.programs.ruled_out(self.stack), scores)
