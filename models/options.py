@@ -118,6 +118,9 @@ class SteeringOptions:
     keywords: bool = True
     # No token closes a bracket that is not open (``models/steering/stages/brackets.py``).
     brackets: bool = True
+    # No token glues a word to a string just closed, nor ends an f-string from inside its
+    # field (``models/steering/stages/strings.py``).
+    strings: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 3.0  # seconds: one question's own limit, from when it is due

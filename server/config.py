@@ -126,6 +126,7 @@ class SteeringSettings:
     names: bool = _STEER.names
     keywords: bool = _STEER.keywords
     brackets: bool = _STEER.brackets
+    strings: bool = _STEER.strings
     max_rewinds: int = field(default=_STEER.max_rewinds, metadata={"min": 0, "max": 8})
     follow_kind: bool = _STEER.follow_kind
     query_timeout_ms: int = field(

@@ -128,7 +128,7 @@ class Completer:
         would otherwise wait for. Called on the loading thread."""
         facts = self.facts
         _ = facts.vocabulary.identifier_break_mask, facts.comment_tokens
-        _ = facts.bracket_programs
+        _ = facts.bracket_programs, facts.string_tables
 
     def use_runtime(self, runtime: RuntimeDeprecations | None) -> None:
         """The opt-in runtime deprecation check steering may use; None: off. The server

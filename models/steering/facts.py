@@ -22,6 +22,7 @@ from steerlsp.models.deprecation.parameters import deprecated_parameters
 from steerlsp.models.deprecation.runtime import RuntimeDeprecations, locate
 from steerlsp.models.deprecation.static import Deprecation, DeprecationCache, read_source
 from steerlsp.models.steering.processors.brackets import BracketPrograms
+from steerlsp.models.steering.processors.strings import StringTables
 from steerlsp.models.steering.tokens.vocab import VocabularyIndex
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class SteeringFacts:
     end_ids: frozenset[int] = frozenset()
     _comments: torch.Tensor | None = None
     _brackets: BracketPrograms | None = None
+    _strings: StringTables | None = None
     # A group (``stages/deprecations.py`` ``group_of``: Jedi's ``detail``, the defining
     # class or module, or a name in one completion list) -> the file it is defined in, so
     # its deprecations cost one definition query per session, not one per trigger.
@@ -160,6 +162,13 @@ class SteeringFacts:
         if self._brackets is None:
             self._brackets = BracketPrograms(self.vocabulary.texts)
         return self._brackets
+
+    @property
+    def string_tables(self) -> StringTables:
+        """The tokens that end a string badly, indexed on first use (``processors/strings.py``)."""
+        if self._strings is None:
+            self._strings = StringTables(self.vocabulary.texts)
+        return self._strings
 
     @property
     def comment_tokens(self) -> torch.Tensor:

@@ -203,6 +203,38 @@ class MonitorState:
         counts as its ``{``)."""
         return "".join(frame.opener for frame in self._brackets.frames)
 
+    def after_string(self) -> str | None:
+        """Where the text ends right after a string literal, in code: "" just after its
+        closing quote (spaces and tabs aside), or the word begun there and under way
+        (``"a" i``); None anywhere else. What comes next continues an expression that
+        ends in a string."""
+        if self._mode != _CODE or self._string.opening or self._number:
+            return None
+        if self._ident is not None:
+            return self._ident if self._ident_prev == "string" else None
+        if self._last != "string":
+            return None
+        return None if self._text.slice(self._last_end, self._text.length).strip(" \t") else ""
+
+    def name_under_way(self) -> str | None:
+        """The name being written where the text ends, in code (after a dot or not, a
+        keyword so far included); None when the text does not end in one."""
+        if self._mode != _CODE or self._string.opening:
+            return None
+        return self._ident
+
+    def field_quotes(self) -> str | None:
+        """Inside an f-string's replacement field (its code, a string nested in it, or its
+        format spec): the quotes of the single-quoted f-strings around the text, which a
+        field may not hold before Python 3.12; None outside any field. A nested string the
+        text is in keeps its own quote: its author chose Python 3.12's nesting."""
+        fields = [frame.resume for frame in self._brackets.frames if frame.resume is not None]
+        if not fields:
+            return None
+        quotes = "".join(dict.fromkeys(resume.quote for resume in fields if not resume.triple))
+        nested = self._string.opening or (self._mode == _STRING and not self._string.spec)
+        return quotes.replace(self._string.quote, "") if nested else quotes
+
     def open_calls(self) -> tuple[int, ...]:
         """Offsets of the ``(`` of every call still open, outermost first."""
         return tuple(frame.offset for frame in self._brackets.calls())

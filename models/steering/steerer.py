@@ -39,6 +39,7 @@ from steerlsp.models.steering.stages.names import UndefinedNames
 from steerlsp.models.steering.stages.questions import Questions
 from steerlsp.models.steering.stages.repetition import RepeatedLines
 from steerlsp.models.steering.stages.signatures import SignatureHints
+from steerlsp.models.steering.stages.strings import StringEnds
 from steerlsp.models.steering.stages.walking import Walking
 from steerlsp.models.steering.stages.written import Written
 
@@ -51,6 +52,7 @@ STAGES: tuple[Callable[[Inputs], Stage | None], ...] = (
     KeywordArguments.build,
     RepeatedLines.build,
     Closers.build,
+    StringEnds.build,
 )
 
 
