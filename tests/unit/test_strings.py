@@ -66,6 +66,7 @@ TEXTS = [
         ("not", True),
         (" and(", True),
         (" async", True),
+        (" as", True),  # ``case "a" as x:``
         ("i", True),  # may become ``if``, ``in``, ``is``
         ("f", True),  # may become ``f"``
         ('f"', True),

@@ -3,7 +3,8 @@ field that ends the f-string.
 
 - **After a string.** A string literal may be followed by an operator, a bracket,
   a comma, another string (``"a" f"b"``), or a keyword that continues the
-  expression (``"a" if x else "b"``, ``"a" in s``, ``for`` in a comprehension).
+  expression (``"a" if x else "b"``, ``"a" in s``, ``for`` in a comprehension,
+  ``as`` in ``case "a" as x:``).
   Never by a name or a number: ``"${context.get("name")}"`` closed the string at
   ``get("`` and went on with ``name``, a syntax error the completion would carry
   into the file. Right after a string (spaces and tabs aside), the tokens whose
@@ -38,8 +39,9 @@ import torch
 
 from steerlsp.models.steering.processors.base import LogitsProcessor, rule_out
 
-# The keywords that may follow a string literal within an expression or a comprehension.
-FOLLOWERS = frozenset({"if", "else", "for", "async", "in", "not", "is", "and", "or"})
+# The keywords that may follow a string literal: within an expression or a comprehension,
+# and ``as`` after a literal pattern (``case "a" as x:``).
+FOLLOWERS = frozenset({"if", "else", "for", "async", "in", "not", "is", "and", "or", "as"})
 STRING_PREFIXES = frozenset({"r", "u", "b", "f", "br", "rb", "fr", "rf"})  # any case
 # What a field of a single-quoted f-string must not hold, by its quote, before PEP 701.
 FIELD_CHARACTERS = ("'", '"', "\\", "#")
