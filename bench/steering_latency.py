@@ -84,6 +84,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "steered": {},
     # The settings' maxima: no answer is late, whatever the load (bench/configs.toml).
     "steered-patient": {"steering": {"budgetMs": 10000, "queryTimeoutMs": 5000}},
+    # Ablation: the default without the string stage (what its masks cost a completion).
+    "steered-no-strings": {"steering": {"strings": False}},
 }
 BASELINE = "unsteered"
 SITUATIONS = ("cold", "read", "typing")
