@@ -216,6 +216,11 @@ class MonitorState:
             return None
         return None if self._text.slice(self._last_end, self._text.length).strip(" \t") else ""
 
+    def in_format_spec(self) -> bool:
+        """The text ends in an f-string field's format spec (``f"{x:>``), outside any field
+        of its own: text, where ``#`` is the alternate form."""
+        return self._mode == _STRING and self._string.spec
+
     def name_under_way(self) -> str | None:
         """The name being written where the text ends, in code (after a dot or not, a
         keyword so far included); None when the text does not end in one."""

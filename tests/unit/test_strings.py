@@ -110,6 +110,12 @@ def test_the_tables_and_the_masks():
         "\\n",
         " #",
     }
+    spec = FieldCharacters(tables, '"', spec=True)(history, scores)  # ``f"{n:#x}"``
+    assert {TEXTS[i] for i in torch.isinf(spec[0]).nonzero().flatten().tolist()} == {
+        'name")',
+        'f"',
+        '"',
+    }
     triple = FieldCharacters(tables, "")(history, scores)
     assert {TEXTS[i] for i in torch.isinf(triple[0]).nonzero().flatten().tolist()} == {"\\n", " #"}
     both = FieldCharacters(tables, "'\"'")(history, scores)
@@ -217,6 +223,14 @@ def test_the_monitor_knows_when_a_string_just_closed(text, after):
 )
 def test_the_monitor_knows_the_fields_the_text_is_in(text, quotes):
     assert _monitor(text).field_quotes() == quotes
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [('x = f"{n:', True), ('x = f"{n:#', True), ('x = f"{n:>{w', False), ('x = f"{n', False)],
+)
+def test_the_monitor_knows_a_format_spec(text, spec):
+    assert _monitor(text).in_format_spec() is spec
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,8 @@ field that ends the f-string.
   (:class:`FieldCharacters`), whatever the project's version: the f-string then
   parses the same on every Python 3, and the model writes ``form.get('email')``.
   For a triple-quoted f-string only the backslash and ``#`` are ruled out (one
-  quote does not end it).
+  quote does not end it); in a field's format spec, which is text
+  (``f"{n:#x}"``), only the quotes.
 
 Both are pure masks over token sets indexed once per vocabulary
 (:class:`StringTables`).
@@ -173,14 +174,15 @@ class StringTables:
             found = self._after[word] = ~allowed
         return found
 
-    def in_field(self, quotes: str) -> torch.Tensor:
+    def in_field(self, quotes: str, spec: bool = False) -> torch.Tensor:
         """What a field may not hold, inside f-strings delimited by ``quotes`` (the
-        single-quoted ones' quotes; "" for triple-quoted ones only). -> [N] long, sorted"""
-        key = "".join(sorted(set(quotes)))
+        single-quoted ones' quotes; "" for triple-quoted ones only); in its format spec
+        (``spec``, text: ``#`` is the alternate form), the quotes only. -> [N] long, sorted"""
+        key = "".join(sorted(set(quotes))) + ("spec" if spec else "")
         found = self._field.get(key)
         if found is None:
             mask = torch.zeros(self.size, dtype=torch.bool)
-            for char in ("\\", "#", *key):
+            for char in (*({"'", '"'} & set(quotes)), *(() if spec else ("\\", "#"))):
                 mask |= self.holding[char]
             found = self._field[key] = _ids(mask)
         return found
@@ -233,11 +235,12 @@ class FieldCharacters(LogitsProcessor):
     f-string or that a field may not hold before PEP 701 (module docstring). ``quotes``:
     the quotes of the single-quoted f-strings whose fields the text is in."""
 
-    def __init__(self, tables: StringTables, quotes: str) -> None:
+    def __init__(self, tables: StringTables, quotes: str, spec: bool = False) -> None:
         if any(char not in "'\"" for char in quotes):
             raise ValueError(f"FieldCharacters quotes must be quote characters, got {quotes!r}")
         self.tables = tables
         self.quotes = quotes
+        self.spec = spec  # in the field's format spec: only the quotes
 
     @property
     def idle(self) -> bool:
@@ -246,4 +249,4 @@ class FieldCharacters(LogitsProcessor):
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         # input_ids: [1, T]; scores: [1, V] -> [1, V]
-        return rule_out(self.tables.in_field(self.quotes), scores)
+        return rule_out(self.tables.in_field(self.quotes, self.spec), scores)

@@ -42,7 +42,8 @@ class StringEnds(Stage):
         monitor = self.written.monitor
         quotes = monitor.field_quotes()
         if quotes is not None:
-            logits = FieldCharacters(self.tables, quotes)(step.history, logits)
+            spec = monitor.in_format_spec()
+            logits = FieldCharacters(self.tables, quotes, spec)(step.history, logits)
         word = monitor.after_string()
         if word is not None:
             logits = AfterString(self.tables, word)(step.history, logits)
