@@ -140,6 +140,7 @@ def test_a_word_under_way_after_a_string_may_only_become_a_follower():
         "x",
     }  # ``if`` is whole: a space, a bracket or a quote may follow it, not more letters
     assert _named(tables.after("f")) == set(TEXTS) - {"'", '"', ""}
+    assert _named(tables.after("xyz")) == set()  # already no follower: nothing to add
 
 
 def test_a_name_being_written_does_not_run_into_a_quote():

@@ -1,5 +1,5 @@
-"""Two ways a string literal breaks the code: a word glued to its end, and an f-string's
-field that ends the f-string.
+"""Three ways a string literal breaks the code: a word glued to its end, a name run into
+its opening quote, and an f-string's field that ends the f-string.
 
 - **After a string.** A string literal may be followed by an operator, a bracket,
   a comma, another string (``"a" f"b"``), or a keyword that continues the
@@ -25,7 +25,7 @@ field that ends the f-string.
   quote does not end it); in a field's format spec, which is text
   (``f"{n:#x}"``), only the quotes.
 
-Both are pure masks over token sets indexed once per vocabulary
+All three are pure masks over token sets indexed once per vocabulary
 (:class:`StringTables`).
 """
 
@@ -94,7 +94,8 @@ def may_follow_a_string(text: str) -> bool:
 
 
 class StringTables:
-    """The token sets both processors mask, as [V] bool masks, indexed once per vocabulary."""
+    """The token sets the processors mask, indexed once per vocabulary: [V] bool masks for
+    the large ones, sorted ids for the sparse ones."""
 
     def __init__(self, texts: Sequence[str]) -> None:
         size = len(texts)
@@ -158,9 +159,13 @@ class StringTables:
 
     def after(self, word: str) -> torch.Tensor:
         """What may not come next after a string literal, where ``word`` is what has been
-        written since (spaces aside): "" or a word under way. -> [V] bool"""
+        written since (spaces aside): "" or a word under way. Nothing for a word that can
+        no longer become a follower (the text's own mistake: ruling out more would only
+        force the completion's end). -> [V] bool, or no ids"""
         if not word:
             return self.glued
+        if word not in _STARTS and word.lower() not in _PREFIX_STARTS:
+            return _NOTHING
         found = self._after.get(word)
         if found is None:
             allowed = self.empty.clone()
@@ -186,6 +191,9 @@ class StringTables:
                 mask |= self.holding[char]
             found = self._field[key] = _ids(mask)
         return found
+
+
+_NOTHING = torch.empty(0, dtype=torch.long)
 
 
 def _mask(size: int, ids: list[int]) -> torch.Tensor:
