@@ -5,7 +5,8 @@ the decode thread. Each stage brings one kind of knowledge
 (``models/steering/stages/``): the walk after ``.`` (:class:`MemberWalk`, with
 ranking and deprecations), signature hints (:class:`SignatureHints`), undefined
 names (:class:`UndefinedNames`), keyword arguments (:class:`KeywordArguments`), repeated
-lines (:class:`RepeatedLines`), closing brackets (:class:`Closers`). The Steerer
+lines (:class:`RepeatedLines`), closing brackets (:class:`Closers`), string literals
+(:class:`StringEnds`). The Steerer
 calls them in :data:`STAGES`' order (see :class:`Stage` for the moments), holds the
 one :class:`Budget` and collects the :class:`Trace`:
 

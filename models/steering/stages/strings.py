@@ -3,10 +3,11 @@
 Right after a string closes, no token glues a name or a number to it; no name
 runs into a quote that opens a string; inside an f-string's replacement field,
 no token holds the f-string's own quote, a backslash or a ``#``
-(``processors/strings.py``). Both are syntax errors that
-the 270M model writes in the task suite: a string closed early by the quote of
-a call inside it (``"${context.get("name")}"``), and Python 3.12's nested quotes
-in a project on 3.11 (``f"Invalid email: {form.get("email")}"``). Only where the
+(``processors/strings.py``). The 270M model wrote each in the task suite: a
+string closed early by the quote of a call inside it
+(``"${context.get("name")}"``), the name that went on from there running into
+the next quote (``is-template-name")}"``), and Python 3.12's nested quotes in a
+project on 3.11 (``f"Invalid email: {form.get("email")}"``). Only where the
 monitor began lexing at the document's start or a top-level line, so that it
 knows which strings are open (``Written.lexed_whole``).
 """
