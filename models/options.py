@@ -121,6 +121,9 @@ class SteeringOptions:
     # No token glues a word to a string just closed, nor ends an f-string from inside its
     # field (``models/steering/stages/strings.py``).
     strings: bool = True
+    # Where an operand starts, a name the document imports and does not use yet gets a
+    # bonus (``models/steering/stages/imports.py``).
+    imports: bool = True
     max_rewinds: int = 2
     follow_kind: bool = True  # ``(`` after a method, none after an attribute
     query_timeout: float = 3.0  # seconds: one question's own limit, from when it is due

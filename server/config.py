@@ -127,6 +127,7 @@ class SteeringSettings:
     keywords: bool = _STEER.keywords
     brackets: bool = _STEER.brackets
     strings: bool = _STEER.strings
+    imports: bool = _STEER.imports
     max_rewinds: int = field(default=_STEER.max_rewinds, metadata={"min": 0, "max": 8})
     follow_kind: bool = _STEER.follow_kind
     query_timeout_ms: int = field(

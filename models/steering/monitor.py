@@ -78,6 +78,14 @@ class TriggerPoint:
 
 _CODE, _STRING, _COMMENT = "code", "string", "comment"
 _KEYWORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
+# Keywords an operand (a value) follows: ``return x``, ``a in x``, ``raise X``, ``except X``.
+# Those that start a statement are rarely the start of a longer name: written and not
+# yet ended (``return|``), they already say that an operand comes after a space.
+_STATEMENT_OPERAND_KEYWORDS = frozenset(
+    {"return", "yield", "await", "raise", "except", "assert", "elif", "while", "with"}
+)
+_OPERAND_KEYWORDS = _STATEMENT_OPERAND_KEYWORDS | {"in", "not", "and", "or", "is", "if", "else"}
+_OPERAND_KEYWORDS |= {"from"}  # ``raise X from e``, ``yield from x`` (imports aside)
 _STRING_PREFIXES = frozenset({"r", "u", "b", "br", "rb", "f", "fr", "rf"})
 _EXPRESSION_ENDS = frozenset({"name", "string", "close"})
 _DOTS = frozenset({"dot", "dot_bare"})
@@ -105,6 +113,7 @@ class MonitorState:
         self._ident_prev = ""  # the token before it
         self._ident_binding = False  # it binds a new name: nothing to complete
         self._ident_module = False  # it is part of the module in ``from x``
+        self._keyword = ""  # the last keyword, when the last token is one
         self._number = False
         # tokens
         self._last = ""  # kind of the last token: "" at a statement's start
@@ -220,6 +229,32 @@ class MonitorState:
         """The text ends in an f-string field's format spec (``f"{x:>``), outside any field
         of its own: text, where ``#`` is the alternate form."""
         return self._mode == _STRING and self._string.spec
+
+    def operand_start(self) -> bool:
+        """Whether a name read as a value may start where the text ends, maybe after a
+        space: after ``return``, an operator, ``(``, ``,``, ``in`` or ``raise``, also with
+        a statement's keyword just written and not yet ended (``return|``). False in a string or
+        comment, inside a name or number, after a dot, at a statement's start, after a
+        block's or an annotation's ``:``, where a name is bound (``def f(``, ``as``,
+        ``for x``) or imported."""
+        if self._mode != _CODE or self._string.opening or self._number:
+            return False
+        if self._statement.importing:
+            return False
+        if self._ident is not None:
+            return (
+                self._ident in _STATEMENT_OPERAND_KEYWORDS
+                and self._ident_prev != "dot"
+                and not self._ident_binding
+            )
+        if self._statement.binding_next:
+            return False
+        if self._last == "keyword":
+            return self._keyword in _OPERAND_KEYWORDS
+        if self._last == "op" and not self._op:  # ``:``, ``;`` or a stray closer
+            colon = self._text.slice(self._last_end - 1, self._last_end) == ":"
+            return colon and bool(self._brackets)  # a dict's value, a slice, a lambda's body
+        return self._last in ("op", "open", "comma")
 
     def name_under_way(self) -> str | None:
         """The name being written where the text ends, in code (after a dot or not, a
@@ -369,6 +404,7 @@ class MonitorState:
         if word in _KEYWORDS and previous != "dot":
             first = self._statement.tokens == 0
             self._token("keyword", end)
+            self._keyword = word
             self._statement.keyword(word, first, len(self._brackets))
             return
         defining = self._statement.defining

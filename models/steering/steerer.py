@@ -34,6 +34,7 @@ from steerlsp.models.steering.facts import SteeringFacts
 from steerlsp.models.steering.stages.base import Budget, Decoder, Inputs, Stage, Step, Trace
 from steerlsp.models.steering.stages.brackets import Closers
 from steerlsp.models.steering.stages.hints import Hints
+from steerlsp.models.steering.stages.imports import UnusedImports
 from steerlsp.models.steering.stages.keywords import KeywordArguments
 from steerlsp.models.steering.stages.members import MemberWalk
 from steerlsp.models.steering.stages.names import UndefinedNames
@@ -51,6 +52,7 @@ STAGES: tuple[Callable[[Inputs], Stage | None], ...] = (
     SignatureHints,
     UndefinedNames.build,
     KeywordArguments.build,
+    UnusedImports.build,
     RepeatedLines.build,
     Closers.build,
     StringEnds.build,

@@ -120,6 +120,8 @@ class Trace:
     interrupts: list[dict[str, Any]] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The names the document imports and does not use, which operands were steered toward.
+    unused_imports: list[str] = field(default_factory=list)
     waited_ms: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:

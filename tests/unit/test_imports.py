@@ -1,0 +1,180 @@
+"""Unused imports: which names a document imports and does not use, where an operand may
+start, the bonus, and the stage in the real decode loop with a scripted model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from steerlsp.models.options import SteeringOptions
+from steerlsp.models.steering.monitor import MonitorState
+from steerlsp.models.steering.processors.bonus import Bonus
+from steerlsp.models.steering.stages.imports import (
+    BONUS,
+    MAX_UNUSED,
+    code_only,
+    imported_names,
+    unused_imports,
+)
+from tests.doubles.analysis import ScriptedAnalysis
+from tests.unit.test_steer import Script, inner, one_thread, pool, steered, unsteered
+
+__all__ = ["inner", "one_thread", "pool"]  # the fixtures, shared with test_steer
+
+
+def test_the_names_imports_bind():
+    document = (
+        "from __future__ import annotations\n"
+        "import os.path\n"
+        "import numpy as np, json\n"
+        "from a.b import (\n    c,\n    d as e,  # a comment\n)\n"
+        "from f import *\n"
+        "from g import \\\n    h\n"
+        "    from local import inner  # a function's own import\n"
+        "from half import\n"  # half-written: skipped
+        "x = 'import y'\n"
+    )
+    assert list(imported_names(document)) == ["os", "np", "json", "c", "e", "h", "inner"]
+
+
+def test_strings_and_comments_are_blanked_lines_kept():
+    text = "a = \"x # y\"  # 'q'\nb = '''doc\nname''' + f'{z}' + 'it\\'s'\nc"
+    blanked = code_only(text)
+    assert blanked.split("\n")[0].rstrip() == "a ="
+    assert blanked.count("\n") == text.count("\n")
+    assert "name" not in blanked and blanked.endswith("\nc")
+    opened = '"""never closed\nnp'  # unterminated: blanked to the text's end
+    assert code_only("s = " + opened) == "s = " + " " * 15 + "\n  "
+
+
+@pytest.mark.parametrize(
+    ("document", "unused"),
+    [
+        ("import statistics\n\ndef f(xs):\n    return sum(xs)\n", ("statistics",)),
+        # A docstring or a comment that names it is not a use.
+        (
+            'import statistics\n\ndef f(xs):\n    """Raise ``statistics.StatisticsError``."""\n'
+            "    # statistics\n",
+            ("statistics",),
+        ),
+        ("import statistics\n\ndef f(xs):\n    return statistics.mean(xs)\n", ()),
+        # An attribute of the same name is not the import.
+        ("import mean\n\ndef f(s):\n    return s.mean()\n", ("mean",)),
+        # Re-exported by ``__all__``.
+        ('from a import b, c\n\n__all__ = ["b"]\n', ("c",)),
+        # A use after the cursor counts (the document is the text before and after it).
+        ("import shlex\n\ndef f(argv):\n    \n\ndef g(a):\n    return shlex.join(a)\n", ()),
+        ("x = 1\n", ()),
+    ],
+)
+def test_the_imports_no_code_uses(document, unused):
+    assert unused_imports(document) == unused
+
+
+def _monitor(text: str) -> MonitorState:
+    monitor = MonitorState()
+    monitor.update(text)
+    return monitor
+
+
+@pytest.mark.parametrize(
+    ("text", "operand"),
+    [
+        ("    return", True),  # the keyword written, the name after a space
+        ("    return ", True),
+        ("    x = ", True),
+        ("f(", True),
+        ("f(a, ", True),
+        ("f(a=", True),
+        ("    if not ", True),
+        ("    for x in ", True),
+        ("    raise ", True),
+        ("    except ", True),
+        ("    with ", True),
+        ("    y = a + ", True),
+        ("{'a': ", True),
+        ("    a[1:", True),
+        ("    if x:", False),  # a block's colon: a statement follows
+        ("    x: ", False),  # an annotation
+        ("def f(", False),  # a parameter is bound
+        ("def f(a, ", False),
+        ("    for x", False),
+        ("import ", False),
+        ("from a import ", False),
+        ("x.", False),
+        ("    ", False),  # a statement's start
+        ("    return x", False),
+        ("    x = in", False),  # ``in`` may be ``int`` under way
+        ("# return ", False),
+        ("'return ", False),
+    ],
+)
+def test_where_an_operand_may_start(text, operand):
+    assert _monitor(text).operand_start() is operand
+
+
+def test_the_bonus_is_added_once_and_validated():
+    scores = torch.zeros(1, 5)
+    out = Bonus(torch.tensor([1, 3, 3, 9]), 2.0)(torch.zeros(1, 1, dtype=torch.long), scores)
+    assert out.tolist() == [[0.0, 2.0, 0.0, 2.0, 0.0]]
+    assert scores.tolist() == [[0.0] * 5]  # not edited in place
+    with pytest.raises(ValueError, match="bonus must be > 0"):
+        Bonus(torch.tensor([1]), 0.0)
+    with pytest.raises(ValueError, match="1-D long"):
+        Bonus(torch.tensor([1.0]), 1.0)
+
+
+HEAD = "import statistics\n\ndef f(xs):\n    return"
+BY_HAND = HEAD + " len(xs)\n"
+IMPORTED = HEAD + " statistics.mean(xs)\n"
+OFF = SteeringOptions(imports=False)
+
+
+def _script(by_hand: float) -> Script:
+    return Script({BY_HAND: by_hand, IMPORTED: 1 - by_hand})
+
+
+def test_an_unused_import_wins_where_the_model_is_unsure(inner, pool):
+    script = _script(0.6)  # 0.4 nats apart
+    assert unsteered(inner, script, HEAD).text == " len(xs)\n"
+    run = steered(inner, script, HEAD, ScriptedAnalysis(), pool)
+    assert run.text == " statistics.mean(xs)\n"
+    assert run.trace["unused_imports"] == ["statistics"]
+    (changed,) = run.trace["changed"]
+    assert (changed["before"], changed["after"]) == ("l", "s")
+    assert steered(inner, script, HEAD, ScriptedAnalysis(), pool, options=OFF).text == (
+        " len(xs)\n"
+    )
+
+
+def test_a_model_sure_of_its_own_choice_keeps_it(inner, pool):
+    script = _script(0.95)  # 2.9 nats apart: more than the bonus
+    assert BONUS < 2.9
+    assert steered(inner, script, HEAD, ScriptedAnalysis(), pool).text == " len(xs)\n"
+
+
+def test_a_used_import_gets_no_bonus(inner, pool):
+    head = "import statistics\n\nM = statistics.mean\n\ndef f(xs):\n    return"
+    script = Script({head + " len(xs)\n": 0.6, head + " statistics.mean(xs)\n": 0.4})
+    run = steered(inner, script, head, ScriptedAnalysis(), pool)
+    assert run.text == " len(xs)\n"
+    assert run.trace["unused_imports"] == []
+
+
+def test_many_unused_imports_say_nothing_of_intent(inner, pool):
+    many = "".join(f"import m{i}\n" for i in range(MAX_UNUSED))
+    head = many + HEAD
+    script = Script({head + " len(xs)\n": 0.6, head + " statistics.mean(xs)\n": 0.4})
+    assert steered(inner, script, head, ScriptedAnalysis(), pool).text == " len(xs)\n"
+
+
+def test_once_written_the_name_is_used(inner, pool):
+    # The first operand takes the import; the second is the model's own choice again.
+    head = "import statistics\n\ndef f(xs):\n    m ="
+    first = head + " statistics.mean(xs)\n    return"
+    script = Script(
+        {head + " len(xs)\n": 0.5, first + " len(m)\n": 0.3, first + " statistics.fmean(m)\n": 0.2}
+    )
+    run = steered(inner, script, head, ScriptedAnalysis(), pool)
+    assert run.text == " statistics.mean(xs)\n    return len(m)\n"
+    assert len(run.trace["changed"]) == 1
