@@ -80,9 +80,10 @@ bench-served: $(STAMP) $(LLAMA_SERVER) ## A shared inference server: agreement w
 	PYTHONPATH=. $(PY) bench/served.py --out bench/results
 	PYTHONPATH=. $(PY) bench/served.py --llama-server $(LLAMA_SERVER) --out bench/results
 
-bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, and the edit-similarity track
-	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,hints,no-names,boost,mask,no-deprecation --out bench/results
+bench-tasks: $(STAMP) ## Evaluation: the task suite unsteered, sampled, steered and the steering ablations, the edit-similarity track, and the reference bodies teacher-forced (how far steering could go)
+	$(PY) bench/run_tasks.py --configs baseline,sampled,steered,walk-only,hints-only,hints,no-names,no-imports,boost,mask,no-deprecation --out bench/results
 	$(PY) bench/edit_similarity.py --positions 60 --out bench/results
+	PYTHONPATH=. $(PY) bench/teacher_forcing.py --out bench/results
 
 bench-next-id: $(STAMP) ## Next-identifier accuracy after `.` (tasks and third-party code), steering configurations side by side, test split; and the keyword-argument track
 	$(PY) bench/next_identifier.py --out bench/results
