@@ -86,6 +86,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "steered-patient": {"steering": {"budgetMs": 10000, "queryTimeoutMs": 5000}},
     # Ablation: the default without the string stage (what its masks cost a completion).
     "steered-no-strings": {"steering": {"strings": False}},
+    # Ablation: the default without the unused-import stage.
+    "steered-no-imports": {"steering": {"imports": False}},
 }
 BASELINE = "unsteered"
 SITUATIONS = ("cold", "read", "typing")
