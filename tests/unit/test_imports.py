@@ -11,8 +11,9 @@ from steerlsp.models.steering.monitor import MonitorState
 from steerlsp.models.steering.processors.bonus import Bonus
 from steerlsp.models.steering.stages.imports import (
     BONUS,
+    MAX_DOCUMENT,
     MAX_UNUSED,
-    code_only,
+    code_names,
     imported_names,
     unused_imports,
 )
@@ -37,14 +38,16 @@ def test_the_names_imports_bind():
     assert list(imported_names(document)) == ["os", "np", "json", "c", "e", "h", "inner"]
 
 
-def test_strings_and_comments_are_blanked_lines_kept():
-    text = "a = \"x # y\"  # 'q'\nb = '''doc\nname''' + f'{z}' + 'it\\'s'\nc"
-    blanked = code_only(text)
-    assert blanked.split("\n")[0].rstrip() == "a ="
-    assert blanked.count("\n") == text.count("\n")
-    assert "name" not in blanked and blanked.endswith("\nc")
-    opened = '"""never closed\nnp'  # unterminated: blanked to the text's end
-    assert code_only("s = " + opened) == "s = " + " " * 15 + "\n  "
+def test_the_names_code_mentions_not_strings_comments_or_attributes():
+    text = "a = \"x # y\"  # 'q'\nb = '''doc\nname''' + f'{z}' + 'it\\'s' + obj.attr\nc"
+    assert code_names(text) == {"a", "b", "obj", "c"}
+    assert code_names('s = """never closed\nnp') == {"s"}  # a string to the text's end
+
+
+def test_a_document_too_long_to_read_on_every_completion_is_not():
+    document = "import statistics\n\ndef f(xs):\n    return sum(xs)\n"
+    assert unused_imports(document) == ("statistics",)
+    assert unused_imports(document + " " * MAX_DOCUMENT) == ()
 
 
 @pytest.mark.parametrize(
