@@ -3,6 +3,8 @@ start, the bonus, and the stage in the real decode loop with a scripted model.""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -13,12 +15,23 @@ from steerlsp.models.steering.stages.imports import (
     BONUS,
     MAX_DOCUMENT,
     MAX_UNUSED,
+    UnusedImports,
     code_names,
     imported_names,
     unused_imports,
 )
+from steerlsp.models.steering.stages.written import Written
 from tests.doubles.analysis import ScriptedAnalysis
-from tests.unit.test_steer import Script, inner, one_thread, pool, steered, unsteered
+from tests.unit.test_steer import (
+    VOCABULARY,
+    Script,
+    inner,
+    one_thread,
+    pool,
+    steered,
+    tokenize,
+    unsteered,
+)
 
 __all__ = ["inner", "one_thread", "pool"]  # the fixtures, shared with test_steer
 
@@ -181,3 +194,21 @@ def test_once_written_the_name_is_used(inner, pool):
     run = steered(inner, script, head, ScriptedAnalysis(), pool)
     assert run.text == " statistics.mean(xs)\n    return len(m)\n"
     assert len(run.trace["changed"]) == 1
+
+
+def test_a_rewind_forgets_where_operands_started_after_it():
+    window = "import statistics\n\ndef f(xs):\n    y = ("
+    written = Written(window=window, before=window, after="\n")
+    facts = SimpleNamespace(tokenize=tokenize, vocabulary=VOCABULARY)
+    inputs = SimpleNamespace(written=written, facts=facts)
+    stage = UnusedImports(inputs, ("statistics",))  # type: ignore[arg-type]
+    assert stage._wanted() == ["statistics"]  # right after ``(``
+    for text in ("1", "1, "):
+        written.observe(0, text)
+        stage.observe(None)
+    written.observe(0, "1, s")  # a name begun where an operand started: followed
+    assert stage._wanted() == ["tatistics"]
+    stage.rewind(1)
+    written.rewind(1)  # back to ``(1``: the start after ``, `` is forgotten
+    written.observe(0, "1, s")  # one token this time, that the stage did not see start
+    assert stage._wanted() == []

@@ -16,7 +16,9 @@ on the first token that spells it, and on the next ones while it is being writte
 from there. A preference, not a mask: the model writes what it is surer of by more
 than that. Once the completion has written the name it counts as used. A document
 with more than :data:`MAX_UNUSED` unused imports (a package's ``__init__`` that
-re-exports, a file being cleaned up) is not steered: there they say nothing of intent.
+re-exports, a file being cleaned up) is not steered: there they say nothing of intent;
+nor is one longer than :data:`MAX_DOCUMENT`, which would cost the decode thread more
+than 10 ms to read at each completion.
 
 Pure functions and the stage; no I/O, no question to the analysis.
 """
@@ -183,12 +185,12 @@ class UnusedImports(Stage):
         if not left:
             return []
         monitor = self.written.monitor
-        whole = self.written.whole
         under_way = monitor.name_under_way()
         if monitor.operand_start():
             if under_way:  # ``return|``: the name follows a space
                 return [" " + name for name in left]
-            if not whole or whole[-1] in " \t\n([{":
+            last = self.written.text[-1:] or self.written.window[-1:]
+            if not last or last in " \t\n([{":
                 return left
             return [*left, *(" " + name for name in left)]
         if not under_way:
@@ -201,7 +203,7 @@ class UnusedImports(Stage):
 
     def observe(self, point: TriggerPoint | None) -> None:
         if self.written.monitor.operand_start():
-            self._starts.add(len(self.written.whole))
+            self._starts.add(len(self.written.window) + len(self.written.text))
 
     def rewind(self, keep: int) -> None:
         end = len(self.written.window) + len(self.written.kept(keep))
