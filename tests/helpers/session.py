@@ -8,6 +8,7 @@ requests an editor sends (inline completion, ``steerlsp/explain``).
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 from tests.helpers.rawclient import RawClient, steerlsp_command
@@ -163,3 +164,24 @@ async def stopped_logging(client: RawClient, log: Path) -> str:
     finally:
         await client.close()
     return log.read_text(encoding="utf-8", errors="replace")
+
+
+TASKS = Path(__file__).parents[2] / "bench" / "tasks"
+# As the task suite runs a task: a whole block (96 tokens), one item; patient steering.
+TASK_OPTIONS = {**PATIENT, "completion": {"maxNewTokens": 96, "alternatives": 1}}
+
+
+async def open_task(
+    start_raw, task: str, root: Path, after: str = ""
+) -> tuple[RawClient, str, str]:
+    """A copy of the task suite's ``task`` at ``root``, a server on it with
+    :data:`TASK_OPTIONS`, the model loaded and the analysis running, and the task's
+    prompt open with ``after`` written after it. -> (client, uri, buffer)"""
+    shutil.copytree(TASKS / task, root)
+    buffer = (root / "prompt.py").read_text() + after
+    client = await start(start_raw, root, options={"steerlsp": TASK_OPTIONS})
+    await ready(client)
+    await warm_analysis(client)
+    uri = (root / "prompt.py").as_uri()
+    client.open(uri, buffer)
+    return client, uri, buffer

@@ -11,26 +11,14 @@ exception the docstring names. Either way the body parses.
 from __future__ import annotations
 
 import ast
-import shutil
-from pathlib import Path
 
-from tests.helpers.session import PATIENT as PATIENT_STEERING
-from tests.helpers.session import complete, explain, ready, start, warm_analysis
-
-TASK = Path(__file__).parents[2] / "bench" / "tasks" / "uncommon-statistics-correlation"
-# As the task suite runs it: a whole block (96 tokens), one item.
-PATIENT = {**PATIENT_STEERING, "completion": {"maxNewTokens": 96, "alternatives": 1}}
+from tests.helpers.session import TASK_OPTIONS as PATIENT
+from tests.helpers.session import complete, explain, open_task
 
 
 async def test_the_body_uses_the_module_the_document_imported(start_raw, tmp_path):
-    root = tmp_path / "stats"
-    shutil.copytree(TASK, root)
-    buffer = (root / "prompt.py").read_text()
-    client = await start(start_raw, root, options={"steerlsp": PATIENT})
-    await ready(client)
-    await warm_analysis(client)
-    uri = (root / "prompt.py").as_uri()
-    client.open(uri, buffer)
+    task = "uncommon-statistics-correlation"
+    client, uri, buffer = await open_task(start_raw, task, tmp_path / "stats")
 
     off = {**PATIENT, "steering": {**PATIENT["steering"], "imports": False}}
     client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": off}})

@@ -9,18 +9,13 @@ finds the name, the decode loop rewinds to it and writes a name in scope instead
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 from pyflakes import api as pyflakes_api
 from pyflakes import reporter as pyflakes_reporter
 
-from tests.helpers.session import PATIENT as PATIENT_STEERING
-from tests.helpers.session import complete, explain, ready, start, warm_analysis
+from tests.helpers.session import TASK_OPTIONS as PATIENT
+from tests.helpers.session import complete, explain, open_task
 
-TASK = Path(__file__).parents[2] / "bench" / "tasks" / "local-units-scale-recipe"
-# As the task suite runs it: a whole block (96 tokens), one item.
-PATIENT = {**PATIENT_STEERING, "completion": {"maxNewTokens": 96, "alternatives": 1}}
+TASK = "local-units-scale-recipe"
 
 
 def undefined_names(source: str) -> list[str]:
@@ -43,14 +38,7 @@ def undefined_names(source: str) -> list[str]:
 
 
 async def test_an_undefined_name_is_rewound_and_written_from_the_scope(start_raw, tmp_path):
-    root = tmp_path / "recipes"
-    shutil.copytree(TASK, root)
-    buffer = (root / "prompt.py").read_text()
-    client = await start(start_raw, root, options={"steerlsp": PATIENT})
-    await ready(client)
-    await warm_analysis(client)
-    uri = (root / "prompt.py").as_uri()
-    client.open(uri, buffer)
+    client, uri, buffer = await open_task(start_raw, TASK, tmp_path / "recipes")
 
     client.notify(
         "workspace/didChangeConfiguration",

@@ -11,20 +11,16 @@ the line parses on every Python 3.
 from __future__ import annotations
 
 import ast
-import shutil
-from pathlib import Path
 
-from tests.helpers.session import PATIENT as PATIENT_STEERING
-from tests.helpers.session import complete, ready, start, warm_analysis
+from tests.helpers.session import TASK_OPTIONS as PATIENT
+from tests.helpers.session import complete, open_task
 
-TASK = Path(__file__).parents[2] / "bench" / "tasks" / "changed-marshmallow-load-result"
+TASK = "changed-marshmallow-load-result"
 FIRST_LINES = (
     'if form.get("email") is not None:\n'
     "        raise ValidationError(\n"
     '            f"Invalid email: {form.'
 )
-# As the task suite runs it: a whole block (96 tokens), one item.
-PATIENT = {**PATIENT_STEERING, "completion": {"maxNewTokens": 96, "alternatives": 1}}
 
 
 def nested_quotes(code: str) -> list[str]:
@@ -44,15 +40,8 @@ def nested_quotes(code: str) -> list[str]:
 
 
 async def test_a_field_holds_no_quote_of_its_f_strings_kind(start_raw, tmp_path):
-    root = tmp_path / "signup"
-    shutil.copytree(TASK, root)
     # What the model wrote there in the task suite, up to the field's receiver.
-    buffer = (root / "prompt.py").read_text() + FIRST_LINES
-    client = await start(start_raw, root, options={"steerlsp": PATIENT})
-    await ready(client)
-    await warm_analysis(client)
-    uri = (root / "prompt.py").as_uri()
-    client.open(uri, buffer)
+    client, uri, buffer = await open_task(start_raw, TASK, tmp_path / "signup", FIRST_LINES)
 
     off = {**PATIENT, "steering": {**PATIENT["steering"], "strings": False}}
     client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": off}})

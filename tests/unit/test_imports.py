@@ -87,12 +87,6 @@ def test_the_imports_no_code_uses(document, unused):
     assert unused_imports(document) == unused
 
 
-def _monitor(text: str) -> MonitorState:
-    monitor = MonitorState()
-    monitor.update(text)
-    return monitor
-
-
 @pytest.mark.parametrize(
     ("text", "operand"),
     [
@@ -126,7 +120,9 @@ def _monitor(text: str) -> MonitorState:
     ],
 )
 def test_where_an_operand_may_start(text, operand):
-    assert _monitor(text).operand_start() is operand
+    monitor = MonitorState()
+    monitor.update(text)
+    assert monitor.operand_start() is operand
 
 
 def test_the_bonus_is_added_once_and_validated():
