@@ -40,18 +40,14 @@ def undefined_names(source: str) -> list[str]:
 async def test_an_undefined_name_is_rewound_and_written_from_the_scope(start_raw, tmp_path):
     client, uri, buffer = await open_task(start_raw, TASK, tmp_path / "recipes")
 
-    client.notify(
-        "workspace/didChangeConfiguration",
-        {
-            "settings": {
-                "steerlsp": {**PATIENT, "steering": {**PATIENT["steering"], "names": False}}
-            }
-        },
-    )
+    # The unused-import stage off in both: its bonus moves the model's own text (to an
+    # unfinished nest of ``if`` blocks here, which post-processing leaves empty).
+    names_off = {**PATIENT, "steering": {**PATIENT["steering"], "names": False, "imports": False}}
+    client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": names_off}})
     without = await complete(client, uri, buffer)
     assert undefined_names(buffer + without), without  # the model's own choice reads one
 
-    names_on = {**PATIENT, "steering": {**PATIENT["steering"], "names": True}}  # settings merge
+    names_on = {**names_off, "steering": {**names_off["steering"], "names": True}}
     client.notify("workspace/didChangeConfiguration", {"settings": {"steerlsp": names_on}})
     steered = await complete(client, uri, buffer)
     trace = (await explain(client, uri))["trace"]
