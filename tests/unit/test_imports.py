@@ -16,6 +16,7 @@ from steerlsp.models.steering.stages.imports import (
     MAX_DOCUMENT,
     MAX_UNUSED,
     UnusedImports,
+    bound_by,
     code_names,
     imported_names,
     unused_imports,
@@ -208,3 +209,25 @@ def test_a_rewind_forgets_where_operands_started_after_it():
     written.rewind(1)  # back to ``(1``: the start after ``, `` is forgotten
     written.observe(0, "1, s")  # one token this time, that the stage did not see start
     assert stage._wanted() == []
+
+
+@pytest.mark.parametrize(
+    ("statement", "names"),
+    [
+        ("import a.b as c, d", ["c", "d"]),
+        ("from . import x", ["x"]),
+        ("from ..pkg.mod import (a,\n    b as c,  # why\n)", ["a", "c"]),
+        ("from m import \\\n    h", ["h"]),
+        ("from __future__ import annotations", []),
+        ("from m import *", []),
+        ("import", None),
+        ("import a as", None),
+        ("import if", None),
+        ("from m import a.b", None),
+        ("from m import (a, b", None),
+        ("from import x", None),
+    ],
+)
+def test_what_one_import_statement_binds(statement, names):
+    # Read without ``ast``: CPython 3.11's parser fails when two threads parse at once.
+    assert bound_by(statement) == names

@@ -25,7 +25,7 @@ Pure functions and the stage; no I/O, no question to the analysis.
 
 from __future__ import annotations
 
-import ast
+import keyword
 import re
 from collections.abc import Iterable
 
@@ -57,25 +57,57 @@ _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b|import\b)", re.M
 def imported_names(document: str) -> dict[str, tuple[int, int]]:
     """Every name an ``import`` or ``from ... import`` statement of ``document`` binds
     (``import a.b`` binds ``a``; ``as`` the alias; not ``*`` nor ``__future__``), with
-    the span of the statement that binds it last. Statements that do not parse alone
-    (a half-written one) are skipped."""
+    the span of the statement that binds it last. Statements that do not read as an
+    import (a half-written one) are skipped.
+
+    Read with regular expressions, not ``ast``: CPython 3.11's ``ast.parse`` keeps its
+    recursion depth in state every thread shares, and two threads parsing at once may
+    fail with ``SystemError: AST constructor recursion depth mismatch``; the decode
+    thread runs this while the query pool reads library sources with ``ast``."""
     names: dict[str, tuple[int, int]] = {}
     for match in _IMPORT.finditer(document):
         start = match.start()
         end = _statement_end(document, match.end())
-        try:
-            tree = ast.parse(document[start:end].strip())
-        except (SyntaxError, ValueError):
-            continue
-        node = tree.body[0] if len(tree.body) == 1 else None
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                names[alias.asname or alias.name.split(".")[0]] = (start, end)
-        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            for alias in node.names:
-                if alias.name != "*":
-                    names[alias.asname or alias.name] = (start, end)
+        for name in bound_by(document[start:end]) or ():
+            names[name] = (start, end)
     return names
+
+
+_IDENT = r"[^\W\d]\w*"
+_DOTTED = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
+_ALIAS = re.compile(rf"\s*({_DOTTED})(?:\s+as\s+({_IDENT}))?\s*")
+_IMPORT_STATEMENT = re.compile(r"import\s+(.+)", re.DOTALL)
+_FROM_STATEMENT = re.compile(rf"from\s+(\.*\s*(?:{_DOTTED})?)\s*import\s*(.+)", re.DOTALL)
+
+
+def bound_by(statement: str) -> list[str] | None:
+    """The names one ``import`` or ``from ... import`` statement binds, in order; None
+    when it is not one (half-written, or not Python)."""
+    code = re.sub(r"#[^\n]*", "", statement).replace("\\\n", " ").strip()
+    whole = _IMPORT_STATEMENT.fullmatch(code)
+    if whole:
+        aliases = [_ALIAS.fullmatch(item) for item in whole.group(1).split(",")]
+        if not all(aliases):
+            return None
+        names = [a.group(2) or a.group(1).split(".")[0].strip() for a in aliases if a]
+        return names if not any(keyword.iskeyword(n) for n in names) else None
+    parts = _FROM_STATEMENT.fullmatch(code)
+    if parts is None or not parts.group(1).strip():
+        return None
+    listed = parts.group(2).strip()
+    if listed == "*":
+        return []
+    if listed.startswith("("):
+        if not listed.endswith(")"):
+            return None
+        listed = listed[1:-1].strip().removesuffix(",")
+    aliases = [_ALIAS.fullmatch(item) for item in listed.split(",")]
+    if not all(a and "." not in a.group(1) for a in aliases):
+        return None
+    names = [a.group(2) or a.group(1) for a in aliases if a]
+    if any(keyword.iskeyword(n) for n in names):
+        return None
+    return [] if parts.group(1).replace(" ", "") == "__future__" else names
 
 
 def _statement_end(document: str, at: int) -> int:
