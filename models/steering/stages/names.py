@@ -163,7 +163,7 @@ def static_names(questions: list[tuple[str, int]]) -> frozenset[str] | None:
 def _parses(text: str) -> bool:
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, SystemError):  # SystemError: see scope.PARSE_ERRORS
         return False
     return True
 

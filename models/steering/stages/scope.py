@@ -52,6 +52,11 @@ class Parsed:
 
 
 _TRY = "try:\n    pass\n"
+# What ``ast.parse`` raises for text it cannot read on the decode thread. SystemError:
+# CPython 3.11 keeps the parser's recursion depth in state all threads share, and a
+# parse on the query pool at the same time may fail this one with "AST constructor
+# recursion depth mismatch" (seen once in the held-out next-identifier run, stop 44).
+PARSE_ERRORS = (SyntaxError, ValueError, SystemError)
 
 
 def parse_statement(statement: str) -> Parsed | None:
@@ -70,7 +75,7 @@ def parse_statement(statement: str) -> Parsed | None:
         source += "\n    pass"
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except PARSE_ERRORS:
         return None
     return Parsed(tree, lines_added, column)
 
@@ -195,7 +200,7 @@ def names_in_scope(document: str, offset: int) -> frozenset[str] | None:
         document = _universal(document)
     try:
         tree = ast.parse(document)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (*PARSE_ERRORS, RecursionError, MemoryError):
         return None
     line_start = document.rfind("\n", 0, offset) + 1
     position = (document.count("\n", 0, offset) + 1, len(document[line_start:offset].encode()))
